@@ -1,0 +1,110 @@
+"""Config validation: the JSON schema fills defaults, then per-corpus sections are resolved."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator, validators
+
+from boolbench.errors import ConfigError
+
+SCHEMA_FILE = "config.schema.yaml"
+# Sections given at top level as defaults and overridable per corpus.
+CORPUS_SECTIONS = ("encoder", "clustering", "document_grouping", "candidates")
+
+
+@cache
+def schema() -> dict:
+    """The config JSON schema shipped with the package."""
+    return yaml.safe_load(files("boolbench").joinpath(SCHEMA_FILE).read_text())
+
+
+def _with_defaults(validator_class):
+    # The jsonschema FAQ recipe: fill `default`s while validating `properties`.
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, subschema):
+        if isinstance(instance, dict):
+            for name, prop in properties.items():
+                if "default" in prop and name not in instance:
+                    instance[name] = copy.deepcopy(prop["default"])
+        yield from validate_properties(validator, properties, instance, subschema)
+
+    return validators.extend(validator_class, {"properties": set_defaults})
+
+
+_DefaultingValidator = _with_defaults(Draft202012Validator)
+
+
+def _validate(instance: dict, subschema: dict, where: str, source: str) -> None:
+    root = schema()
+    validator = _DefaultingValidator({**subschema, "$defs": root["$defs"]})
+    # The deepest error is the most specific one (a bad enum value rather than its parent).
+    errors = sorted(
+        validator.iter_errors(instance),
+        key=lambda e: (-len(e.absolute_path), [str(p) for p in e.absolute_path]),
+    )
+    if errors:
+        error = errors[0]
+        key = ".".join([where, *map(str, error.absolute_path)]).strip(".") or "(top level)"
+        raise ConfigError(f"{source}: {key}: {error.message}")
+
+
+def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
+    """Validate `config` in place, fill defaults, and resolve each corpus's sections.
+
+    After this, `config["corpora"][name][section]` holds the complete settings of each section
+    in CORPUS_SECTIONS for that corpus (top-level defaults overlaid with the corpus's keys).
+    """
+    _validate(config, schema(), "", source)
+    for name, corpus in config["corpora"].items():
+        for section in CORPUS_SECTIONS:
+            merged = {**config[section], **corpus.get(section, {})}
+            _validate(merged, schema()["$defs"][section], f"corpora.{name}.{section}", source)
+            corpus[section] = merged
+        _check_consistency(corpus, f"corpora.{name}", source)
+    return config
+
+
+def _check_consistency(corpus: dict, where: str, source: str) -> None:
+    """Rules across keys that the schema cannot express."""
+    clustering = corpus["clustering"]
+    has_n, has_threshold = (
+        clustering["n_clusters"] is not None,
+        clustering["distance_threshold"] is not None,
+    )
+    if has_n == has_threshold:
+        raise ConfigError(
+            f"{source}: {where}.clustering: set exactly one of n_clusters and distance_threshold "
+            f"(n_clusters={clustering['n_clusters']}, "
+            f"distance_threshold={clustering['distance_threshold']})"
+        )
+    if clustering["linkage"] == "ward" and clustering["metric"] != "euclidean":
+        raise ConfigError(
+            f"{source}: {where}.clustering.metric: ward linkage needs metric 'euclidean', "
+            f"got {clustering['metric']!r}"
+        )
+    sample = clustering["sample_size"]
+    if has_n and sample is not None and clustering["n_clusters"] > sample:
+        raise ConfigError(
+            f"{source}: {where}.clustering.n_clusters: {clustering['n_clusters']} clusters "
+            f"cannot be formed from sample_size={sample} passages"
+        )
+    if sample is not None and clustering["svd_components"] >= sample:
+        raise ConfigError(
+            f"{source}: {where}.clustering.svd_components: must be below sample_size ({sample})"
+        )
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    """Read and validate a YAML config file (for use outside Snakemake)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            config = yaml.safe_load(handle) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    return validate_config(config, source=path)

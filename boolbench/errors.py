@@ -1,0 +1,23 @@
+"""Errors meant for users: each names the file or key, the row, and the problem."""
+
+
+class BoolbenchError(Exception):
+    """A problem with the user's input or config; shown as one line, without a traceback."""
+
+
+class ConfigError(BoolbenchError):
+    """The config is invalid."""
+
+
+class InputError(BoolbenchError):
+    """An input file is missing or malformed."""
+
+
+def located(path: object, problem: str, *, line: int | None = None, row: int | None = None) -> str:
+    """Format 'path, line N: problem' (or 'row N' for files without meaningful lines)."""
+    where = str(path)
+    if line is not None:
+        where += f", line {line}"
+    elif row is not None:
+        where += f", row {row}"
+    return f"{where}: {problem}"

@@ -1,0 +1,16 @@
+rule sample_candidates:
+    input:
+        groups=groups_file,
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        "results/{corpus}/candidates.parquet",
+    log:
+        "logs/{corpus}/sample_candidates.log",
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        n_groups=lambda wc: corpus_entry(wc)["candidates"]["n_groups"],
+        sizes=lambda wc: corpus_entry(wc)["candidates"]["sizes"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/sample_candidates.py"

@@ -1,0 +1,54 @@
+rule reduce:
+    input:
+        embeddings="results/{corpus}/embeddings.npy",
+        pids="results/{corpus}/embeddings.pids.parquet",
+    output:
+        svd="results/{corpus}/svd.parquet",
+        variance="results/{corpus}/svd_variance.parquet",
+    log:
+        "logs/{corpus}/reduce.log",
+    benchmark:
+        "benchmarks/{corpus}/reduce.tsv"
+    conda:
+        "../envs/cluster.yaml"
+    params:
+        sample_size=lambda wc: corpus_entry(wc)["clustering"]["sample_size"],
+        svd_components=lambda wc: corpus_entry(wc)["clustering"]["svd_components"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/reduce.py"
+
+
+rule cluster:
+    input:
+        svd="results/{corpus}/svd.parquet",
+        variance="results/{corpus}/svd_variance.parquet",
+    output:
+        clusters="results/{corpus}/clusters.parquet",
+        report="results/{corpus}/clustering_report.json",
+    log:
+        "logs/{corpus}/cluster.log",
+    benchmark:
+        "benchmarks/{corpus}/cluster.tsv"
+    conda:
+        "../envs/cluster.yaml"
+    params:
+        clustering=clustering_params,
+    script:
+        "../workflow_scripts/cluster.py"
+
+
+rule group_by_document:
+    input:
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        groups="results/{corpus}/document_groups.parquet",
+        report="results/{corpus}/document_groups_report.json",
+    log:
+        "logs/{corpus}/group_by_document.log",
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        window=lambda wc: corpus_entry(wc)["document_grouping"]["window"],
+    script:
+        "../workflow_scripts/group_by_document.py"

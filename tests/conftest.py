@@ -1,0 +1,89 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+# Model weights come from installed packages only; never reach for a hub in tests.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def tiny_config(**overrides) -> dict:
+    """A workflow config small enough to run end to end in seconds (60 Wikipedia passages)."""
+    config = {
+        "seed": 7,
+        "corpora": {"tiny": {"source": "vital_articles", "limit": 60}},
+        "encoder": {"batch_size": 16, "max_seq_length": 128, "shards": 2},
+        "clustering": {"sample_size": 40, "svd_components": 8, "n_clusters": 8},
+        "candidates": {"n_groups": 4},
+    }
+    for section, values in overrides.items():
+        # Sections merge key by key; `corpora` is replaced as a whole.
+        if section != "corpora" and isinstance(config.get(section), dict):
+            config[section] = {**config[section], **values}
+        else:
+            config[section] = values
+    return config
+
+
+class Workflow:
+    """The real Snakefile run in a temporary working directory."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+
+    def write_config(self, config: dict) -> Path:
+        path = self.workdir / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return path
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        cmd = [
+            *SNAKEMAKE,
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(self.workdir),
+            "--configfile",
+            str(self.workdir / "config.yaml"),
+            "--cores",
+            "2",
+            *args,
+        ]
+        result = subprocess.run(cmd, capture_output=True, text=True, cwd=self.workdir)
+        if check and result.returncode != 0:
+            raise AssertionError(f"snakemake failed:\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def planned_jobs(self) -> dict[str, int]:
+        """Rule -> job count of a dry run (empty when nothing would run)."""
+        result = self.run("--dry-run", "--quiet", "rules")
+        return parse_job_stats(result.stdout + result.stderr)
+
+    def path(self, relative: str) -> Path:
+        return self.workdir / relative
+
+
+def parse_job_stats(output: str) -> dict[str, int]:
+    jobs: dict[str, int] = {}
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("job") and "count" in line:
+            for row in lines[i + 2 :]:
+                parts = row.split()
+                if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+                    break
+                jobs[parts[0]] = int(parts[1])
+            break
+    return jobs
+
+
+@pytest.fixture
+def workflow(tmp_path) -> Workflow:
+    return Workflow(tmp_path)

@@ -1,0 +1,78 @@
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boolbench.config import load_config_file, validate_config
+from boolbench.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def minimal(**corpus):
+    return {"corpora": {"c": {"source": "vital_articles", **corpus}}}
+
+
+def test_defaults_are_filled_and_resolved_per_corpus():
+    config = validate_config(minimal())
+    corpus = config["corpora"]["c"]
+    assert config["seed"] == 13
+    assert corpus["grouping"] == "cluster"
+    assert corpus["empty_text"] == "error"
+    assert corpus["encoder"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert corpus["clustering"]["linkage"] == "ward"
+    assert corpus["candidates"]["sizes"] == [2, 3]
+
+
+def test_corpus_sections_override_only_their_keys():
+    config = minimal(clustering={"n_clusters": 10, "sample_size": 100})
+    config["clustering"] = {"svd_components": 16}
+    config["corpora"]["d"] = {"source": "vital_articles"}
+    validate_config(config)
+    c, d = config["corpora"]["c"]["clustering"], config["corpora"]["d"]["clustering"]
+    assert (c["n_clusters"], c["sample_size"], c["svd_components"]) == (10, 100, 16)
+    assert (d["n_clusters"], d["sample_size"], d["svd_components"]) == (400, 4000, 16)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (minimal(source="nope"), "corpora.c.source: 'nope' is not one of"),
+        ({"corpora": {"c": {"source": "msmarco"}}}, "corpora.c: 'path' is a required property"),
+        (minimal(limit=0), "corpora.c.limit: 0 is less than the minimum of 1"),
+        (minimal(clustering={"linkage": "median"}), "corpora.c.clustering.linkage"),
+        (minimal(clustering={"bogus": 1}), "corpora.c.clustering: Additional properties"),
+        ({**minimal(), "encodr": {}}, "(top level): Additional properties"),
+        (minimal(clustering={"distance_threshold": 1.5}), "set exactly one of n_clusters"),
+        (minimal(clustering={"linkage": "ward", "metric": "cosine"}), "ward linkage needs"),
+        (minimal(clustering={"sample_size": 50, "n_clusters": 60}), "cannot be formed"),
+        ({"corpora": {"bad name": {"source": "vital_articles"}}}, "does not match"),
+    ],
+)
+def test_invalid_configs_name_the_key(config, message):
+    with pytest.raises(ConfigError) as error:
+        validate_config(copy.deepcopy(config), source="my.yaml")
+    assert str(error.value).startswith("my.yaml: ")
+    assert message in str(error.value)
+
+
+def test_shipped_config_is_valid():
+    config = load_config_file(str(REPO / "config.yaml"))
+    assert list(config["corpora"]) == ["wiki"]
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    assert (
+        raw["clustering"]["sample_size"] == config["corpora"]["wiki"]["clustering"]["sample_size"]
+    )
+
+
+def test_missing_config_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config_file(str(tmp_path / "nope.yaml"))
+
+
+def test_example_config_for_own_corpora_is_valid():
+    config = load_config_file(str(REPO / "resources/examples/config.own_corpora.yaml"))
+    assert config["corpora"]["nq"]["grouping"] == "document"
+    assert config["corpora"]["marco"]["clustering"]["sample_size"] == 20000
+    assert config["corpora"]["nq"]["clustering"]["sample_size"] == 4000  # the default

@@ -1,0 +1,199 @@
+"""End-to-end runs of the real Snakefile on tiny corpora, with the real embedded encoder."""
+
+import json
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import tiny_config
+
+FULL_CHAIN = {
+    "ingest": 1,
+    "encode_shard": 2,
+    "gather_embeddings": 1,
+    "reduce": 1,
+    "cluster": 1,
+    "sample_candidates": 1,
+    "all": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One finished run of the tiny config, shared by the rerun checks."""
+    from tests.conftest import Workflow
+
+    flow = Workflow(tmp_path_factory.mktemp("run"))
+    flow.write_config(tiny_config())
+    assert flow.planned_jobs() == FULL_CHAIN
+    flow.run()
+    return flow
+
+
+def test_run_produces_every_artifact(finished):
+    base = "results/tiny/"
+    corpus = pd.read_parquet(finished.path(base + "corpus.parquet"))
+    assert len(corpus) == 60 and corpus["pid"].is_unique
+    vectors = np.load(finished.path(base + "embeddings.npy"))
+    assert vectors.shape == (60, 384)
+    pids = pd.read_parquet(finished.path(base + "embeddings.pids.parquet"))["pid"]
+    assert pids.tolist() == corpus["pid"].tolist()
+    clusters = pd.read_parquet(finished.path(base + "clusters.parquet"))
+    assert len(clusters) == 40 and clusters["cluster"].nunique() == 8
+    candidates = pd.read_parquet(finished.path(base + "candidates.parquet"))
+    assert candidates["group"].nunique() == 4
+    assert set(candidates.groupby("group").size()) <= {2, 3}
+    assert set(candidates["pid"]) <= set(clusters["pid"])
+    texts = dict(zip(corpus["pid"], corpus["text"], strict=True))
+    assert (candidates["text"] == candidates["pid"].map(texts)).all()
+    report = json.loads(finished.path(base + "clustering_report.json").read_text())
+    assert report["clusters"] == 8 and 0 < report["explained_variance"] <= 1
+    queries = pd.read_parquet(finished.path(base + "original_queries.parquet"))
+    assert 0 < len(queries) <= 60
+    # Shards are temporary: gathered, then removed.
+    assert not list(finished.path(base + "embeddings").glob("*.npy"))
+    assert finished.path("logs/tiny/encode_shard-0-of-2.log").read_text().count("shard 0/2")
+
+
+def test_finished_run_reruns_nothing(finished):
+    assert finished.planned_jobs() == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        # An SVD parameter: SVD and what follows, not ingestion or encoding.
+        (
+            {"clustering": {"svd_components": 6}},
+            {"reduce": 1, "cluster": 1, "sample_candidates": 1, "all": 1},
+        ),
+        # The encoder: encoding and what follows.
+        (
+            {"encoder": {"max_seq_length": 96}},
+            {k: v for k, v in FULL_CHAIN.items() if k != "ingest"},
+        ),
+        # A clustering parameter: clustering and candidates.
+        ({"clustering": {"n_clusters": 7}}, {"cluster": 1, "sample_candidates": 1, "all": 1}),
+        # More groups: only the candidates.
+        ({"candidates": {"n_groups": 5}}, {"sample_candidates": 1, "all": 1}),
+        # The corpus: everything.
+        ({"corpora": {"tiny": {"source": "vital_articles", "limit": 61}}}, FULL_CHAIN),
+    ],
+)
+def test_a_change_reruns_exactly_what_depends_on_it(finished, change, expected):
+    try:
+        finished.write_config(tiny_config(**change))
+        assert finished.planned_jobs() == expected
+    finally:
+        finished.write_config(tiny_config())
+
+
+def test_growing_n_groups_keeps_earlier_groups(finished, tmp_path):
+    from tests.conftest import Workflow
+
+    before = pd.read_parquet(finished.path("results/tiny/candidates.parquet"))
+    flow = Workflow(tmp_path)
+    flow.write_config(tiny_config(candidates={"n_groups": 6}))
+    flow.run()
+    after = pd.read_parquet(flow.path("results/tiny/candidates.parquet"))
+    assert after["group"].nunique() == 6
+    assert after[after["group"] < 4].reset_index(drop=True).equals(before)
+
+
+def test_bad_input_fails_with_one_clear_line(workflow):
+    corpus = workflow.path("corpus.jsonl")
+    corpus.write_text(
+        '{"pid": "a", "text": "x"}\n{"pid": "b", "text": "y"}\n{"pid": "a", "text": "z"}\n'
+    )
+    workflow.write_config(tiny_config(corpora={"bad": {"source": "jsonl", "path": str(corpus)}}))
+    result = workflow.run(check=False)
+    assert result.returncode != 0
+    expected = f"boolbench: rule ingest failed: {corpus}, line 3: duplicate passage id 'a'"
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    log = workflow.path("logs/bad/ingest.log").read_text()
+    assert expected in log and "Traceback" not in log
+    assert not workflow.path("results/bad/corpus.parquet").exists()
+
+
+def test_missing_corpus_file_is_named_before_anything_runs(workflow):
+    missing = workflow.path("nowhere/collection.tsv")
+    workflow.write_config(tiny_config(corpora={"m": {"source": "msmarco", "path": str(missing)}}))
+    result = workflow.run(check=False)
+    assert result.returncode != 0
+    assert "Missing input files for rule ingest" in result.stderr
+    assert str(missing) in result.stderr
+
+
+def test_invalid_config_is_one_message(workflow):
+    workflow.write_config(tiny_config(clustering={"linkage": "median"}))
+    result = workflow.run("--dry-run", check=False)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "config.yaml: clustering.linkage: 'median' is not one of" in output
+    assert output.count("is not one of") == 1
+
+
+def test_sample_larger_than_corpus_fails_in_reduce(workflow):
+    workflow.write_config(tiny_config(clustering={"sample_size": 100, "n_clusters": 8}))
+    result = workflow.run(check=False)
+    assert result.returncode != 0
+    assert "the corpus has 60 passages, fewer than clustering.sample_size=100" in result.stderr
+
+
+def test_document_grouping_needs_no_encoding(workflow):
+    lines = ["id\ttext\ttitle"]
+    for page in range(4):
+        for i in range(5):
+            lines.append(
+                f"{page * 5 + i}\tPassage {i} of page {page} about topic {page}.\tPage{page}"
+            )
+    path = workflow.path("psgs_w100.tsv")
+    path.write_text("\n".join(lines) + "\n")
+    config = tiny_config(
+        corpora={"nq": {"source": "dpr", "path": str(path), "grouping": "document"}},
+        candidates={"n_groups": 6},
+    )
+    workflow.write_config(config)
+    assert workflow.planned_jobs() == {
+        "ingest": 1,
+        "group_by_document": 1,
+        "sample_candidates": 1,
+        "all": 1,
+    }
+    workflow.run()
+    candidates = pd.read_parquet(workflow.path("results/nq/candidates.parquet"))
+    corpus = pd.read_parquet(workflow.path("results/nq/corpus.parquet"))
+    doc_of = dict(zip(corpus["pid"], corpus["doc_id"], strict=True))
+    position = dict(zip(corpus["pid"], corpus["position"], strict=True))
+    for _, group in candidates.groupby("group"):
+        assert group["pid"].map(doc_of).nunique() == 1
+        spread = group["pid"].map(position)
+        assert spread.max() - spread.min() <= 2  # within one window of 3
+
+
+def random_text(rng, words):
+    return " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=7)) for _ in range(words))
+
+
+def test_identical_rewrite_of_a_large_corpus_does_not_cascade(workflow):
+    # corpus.parquet above Snakemake's default 1 MB checksum limit: only the profile's
+    # max-checksum-file-size lets Snakemake see that a rewritten file did not change.
+    rng = random.Random(0)
+    path = workflow.path("big.jsonl")
+    with path.open("w") as handle:
+        for i in range(60):
+            handle.write(json.dumps({"pid": str(i), "text": random_text(rng, 3000)}) + "\n")
+    config = tiny_config(corpora={"big": {"source": "jsonl", "path": str(path)}})
+    workflow.write_config(config)
+    workflow.run()
+    assert workflow.path("results/big/corpus.parquet").stat().st_size > 1_000_000
+
+    # Rerun ingestion alone (a code or option change that leaves the corpus as it was).
+    workflow.run("--forcerun", "ingest", "--until", "ingest")
+    assert workflow.planned_jobs() == {}
+    # Control: with Snakemake's default limit the same state would re-encode everything.
+    result = workflow.run("--dry-run", "--max-checksum-file-size", "1MB")
+    assert "encode_shard" in result.stdout
