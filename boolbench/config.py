@@ -51,7 +51,10 @@ def _validate(instance: dict, subschema: dict, where: str, source: str) -> None:
     if errors:
         error = errors[0]
         key = ".".join([where, *map(str, error.absolute_path)]).strip(".") or "(top level)"
-        raise ConfigError(f"{source}: {key}: {error.message}")
+        message = error.message
+        if key.endswith("api_key_env"):  # never echo what may be a pasted key
+            message = "must be the name of an environment variable, not the key itself"
+        raise ConfigError(f"{source}: {key}: {message}")
 
 
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
@@ -67,6 +70,8 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             _validate(merged, schema()["$defs"][section], f"corpora.{name}.{section}", source)
             corpus[section] = merged
         _check_consistency(corpus, f"corpora.{name}", source)
+    if config["llm"]["backend"] == "openai" and not config["llm"]["model"]:
+        raise ConfigError(f"{source}: llm.model: backend 'openai' needs the model name to ask for")
     return config
 
 

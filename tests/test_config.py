@@ -76,3 +76,13 @@ def test_example_config_for_own_corpora_is_valid():
     assert config["corpora"]["nq"]["grouping"] == "document"
     assert config["corpora"]["marco"]["clustering"]["sample_size"] == 20000
     assert config["corpora"]["nq"]["clustering"]["sample_size"] == 4000  # the default
+
+
+def test_llm_defaults_and_openai_needs_a_model():
+    config = validate_config(minimal())
+    assert config["llm"]["backend"] == "local" and config["llm"]["local_model"] == "qwen-0.5b"
+    with pytest.raises(ConfigError, match="llm.model: backend 'openai' needs the model name"):
+        validate_config({**minimal(), "llm": {"backend": "openai"}})
+    with pytest.raises(ConfigError, match="llm.api_key_env: must be the name of an") as error:
+        validate_config({**minimal(), "llm": {"api_key_env": "sk-123"}})
+    assert "sk-123" not in str(error.value)

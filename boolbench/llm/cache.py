@@ -1,0 +1,87 @@
+"""Persistent LLM response cache: one JSON file per call, keyed by content.
+
+Layout: `<cache_dir>/llm/<key[:2]>/<key>.json`, where key = sha256 of the canonical JSON of
+(model, messages, sampling parameters including the seed). Each entry is written to a temporary
+file and renamed into place, so:
+- a job killed (even with SIGKILL) loses only calls whose answer had not arrived yet;
+- any number of jobs and machines may write at once: a rename is atomic, and two writers of the
+  same key write the same request;
+- it works on shared (NFS) file systems, unlike SQLite.
+Entries hold the request and the answer, never credentials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def cache_key(model: str, messages: list[dict], params: dict) -> str:
+    """sha256 over the canonical JSON of everything that determines the answer."""
+    canonical = json.dumps(
+        {"model": model, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    content: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ResponseCache:
+    """Content-addressed store of chat completions."""
+
+    def __init__(self, cache_dir: str | os.PathLike):
+        self.root = Path(cache_dir).expanduser() / "llm"
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedResponse | None:
+        try:
+            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None  # unreadable (should not happen with atomic writes): ask again
+        return CachedResponse(
+            content=entry["response"]["content"],
+            finish_reason=entry["response"]["finish_reason"],
+            prompt_tokens=entry["usage"]["prompt_tokens"],
+            completion_tokens=entry["usage"]["completion_tokens"],
+        )
+
+    def put(self, key: str, request: dict, response: CachedResponse) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {
+            "key": key,
+            "request": request,
+            "response": {"content": response.content, "finish_reason": response.finish_reason},
+            "usage": {
+                "prompt_tokens": response.prompt_tokens,
+                "completion_tokens": response.completion_tokens,
+            },
+        }
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(entry, out, ensure_ascii=False, sort_keys=True)
+            os.replace(temp, path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0

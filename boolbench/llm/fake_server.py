@@ -1,0 +1,199 @@
+"""A fake OpenAI-compatible chat server over real HTTP on 127.0.0.1, with fault injection.
+
+For tests, benchmarks and offline dry runs of the workflow. It answers POST
+/v1/chat/completions deterministically ("Q: <last user message> | seed <seed>" unless a
+responder is given), counts requests per prompt, and tracks the largest number in flight.
+
+Faults: a prompt containing a marker such as `[fault:429,500]` gets those faults on its first
+attempts (one per attempt, in order), then succeeds. Faults: 429 (with Retry-After: 1), 500,
+503, 400, slow (sleeps `slow_s` before answering), badjson (a 200 with a truncated body), drop
+(closes the connection without answering), echo-auth (a 400 whose body repeats the request's
+Authorization header, as some proxies do).
+
+Run standalone: python -m boolbench.llm.fake_server --port 8000 --latency 0.05
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FAULT_MARKER = re.compile(r"\[fault:([a-z0-9,\-]+)\]")
+
+
+def default_responder(body: dict) -> str:
+    last_user = [m for m in body.get("messages", []) if m.get("role") == "user"][-1]
+    return f"Q: {last_user['content']} | seed {body.get('seed')}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # many concurrent clients connect at once
+
+
+class FakeOpenAIServer:
+    """Start with `with FakeOpenAIServer() as server:`; `server.base_url` ends in /v1."""
+
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        slow_s: float = 5.0,
+        responder: Callable[[dict], str] = default_responder,
+        port: int = 0,
+    ):
+        self.latency_s = latency_s
+        self.slow_s = slow_s
+        self.responder = responder
+        self.lock = threading.Lock()
+        self.requests: Counter[str] = Counter()  # prompt -> requests received
+        self.completed: Counter[str] = Counter()  # prompt -> successful answers sent
+        self.auth_headers: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def total_requests(self) -> int:
+        with self.lock:
+            return sum(self.requests.values())
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in separate writes; without TCP_NODELAY, Nagle's
+                # algorithm and delayed ACKs add ~40 ms to every answer.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                prompt = json.dumps(body.get("messages"), sort_keys=True)
+                with server.lock:
+                    server.requests[prompt] += 1
+                    attempt = server.requests[prompt]
+                    server.auth_headers.append(self.headers.get("Authorization", ""))
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._answer(body, prompt, attempt)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _answer(self, body: dict, prompt: str, attempt: int) -> None:
+                if server.latency_s:
+                    time.sleep(server.latency_s)
+                fault = _fault_for(prompt, attempt)
+                if fault == "429":
+                    self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "1"})
+                elif fault in ("500", "503", "400"):
+                    self._send(int(fault), {"error": {"message": f"injected {fault}"}})
+                elif fault == "echo-auth":
+                    echoed = self.headers.get("Authorization", "")
+                    self._send(400, {"error": {"message": f"bad request with header {echoed}"}})
+                elif fault == "drop":
+                    self.close_connection = True
+                    self.connection.close()
+                elif fault == "badjson":
+                    self._send_raw(200, b'{"id": "x", "choices": [')
+                else:
+                    if fault == "slow":
+                        time.sleep(server.slow_s)
+                    self._send(200, _completion(body, server.responder(body)))
+                    with server.lock:
+                        server.completed[prompt] += 1
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+                self._send_raw(status, json.dumps(payload).encode(), headers)
+
+            def _send_raw(self, status: int, data: bytes, headers: dict | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (e.g. its timeout); nothing to do
+
+        return Handler
+
+
+def _fault_for(prompt: str, attempt: int) -> str | None:
+    match = FAULT_MARKER.search(prompt)
+    if not match:
+        return None
+    faults = match.group(1).split(",")
+    return faults[attempt - 1] if attempt <= len(faults) else None
+
+
+def _completion(body: dict, content: str) -> dict:
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    completion_tokens = len(content.split())
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible chat server")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    args = parser.parse_args()
+    with FakeOpenAIServer(latency_s=args.latency, port=args.port) as server:
+        print(f"serving {server.base_url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

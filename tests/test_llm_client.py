@@ -1,0 +1,211 @@
+"""The LLM client against a fake OpenAI-compatible server over real HTTP."""
+
+import json
+import logging
+import time
+
+import pytest
+
+from boolbench.errors import ConfigError
+from boolbench.llm import ChatRequest, LLMBatchError, LLMClient, LLMSettings, llm_session
+from boolbench.llm.client import _retry_after
+from boolbench.llm.fake_server import FakeOpenAIServer
+
+FAKE_KEY = "sk-boolbench-test-SECRET-8d1f3a9c"
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(slow_s=2.0) as fake:
+        yield fake
+
+
+def client_for(server, tmp_path, **overrides) -> LLMClient:
+    values = {
+        "backend": "openai",
+        "model": "fake-model",
+        "base_url": server.base_url,
+        "cache_dir": str(tmp_path / "cache"),
+        "backoff_s": 0.01,
+        "timeout_s": 0.5,
+        "seed": 11,
+    }
+    settings = LLMSettings(**{**values, **overrides})
+    return LLMClient(settings, server.base_url, "fake-model", "fake-model", api_key=FAKE_KEY)
+
+
+def ask(*prompts: str) -> list[ChatRequest]:
+    return [ChatRequest(f"r{i}", [{"role": "user", "content": p}]) for i, p in enumerate(prompts)]
+
+
+def test_answers_come_back_in_order_with_usage(server, tmp_path):
+    client = client_for(server, tmp_path)
+    results = client.run(ask("alpha", "beta", "gamma"), progress=False)
+    assert [r.content for r in results] == [f"Q: {p} | seed 11" for p in ("alpha", "beta", "gamma")]
+    assert [r.id for r in results] == ["r0", "r1", "r2"]
+    assert all(r.ok and not r.cached and r.attempts == 1 for r in results)
+    assert client.accounting.prompt_tokens == 3 and client.accounting.completion_tokens == 15
+    assert server.auth_headers[0] == f"Bearer {FAKE_KEY}"  # the key is used, just never shown
+
+
+def test_cache_hit_and_miss(server, tmp_path):
+    client_for(server, tmp_path).run(ask("alpha", "beta"), progress=False)
+    assert server.total_requests() == 2
+    # A new client (a rerun, another job) with one new request: only that one is asked.
+    again = client_for(server, tmp_path)
+    results = again.run(ask("alpha", "beta", "delta"), progress=False)
+    assert server.total_requests() == 3
+    assert [r.cached for r in results] == [True, True, False]
+    assert results[0].content == "Q: alpha | seed 11"
+    assert again.accounting.cache_hits == 2 and again.accounting.api_calls == 1
+    assert again.accounting.cached_prompt_tokens == 2
+
+
+def test_cache_key_covers_sampling_parameters(server, tmp_path):
+    client_for(server, tmp_path).run(ask("alpha"), progress=False)
+    client_for(server, tmp_path, temperature=0.1).run(ask("alpha"), progress=False)
+    reseeded = [ChatRequest("x", [{"role": "user", "content": "alpha"}], seed=99)]
+    result = client_for(server, tmp_path).run(reseeded, progress=False)[0]
+    assert server.total_requests() == 3
+    assert result.content == "Q: alpha | seed 99"
+
+
+def test_identical_requests_in_a_batch_are_asked_once(server, tmp_path):
+    results = client_for(server, tmp_path).run(ask("same", "same", "other"), progress=False)
+    assert server.total_requests() == 2
+    assert results[0].content == results[1].content and [r.id for r in results][:2] == ["r0", "r1"]
+
+
+@pytest.mark.parametrize(
+    ("fault", "attempts"),
+    [("500", 2), ("503,500", 3), ("badjson", 2), ("drop", 2), ("slow", 2)],
+)
+def test_transient_faults_are_retried(server, tmp_path, fault, attempts):
+    client = client_for(server, tmp_path)
+    result = client.run(ask(f"hello [fault:{fault}]"), progress=False)[0]
+    assert result.ok and result.attempts == attempts
+    assert client.accounting.retries == attempts - 1
+    assert client.accounting.api_calls == attempts
+
+
+def test_429_honours_retry_after(server, tmp_path):
+    client = client_for(server, tmp_path)
+    start = time.perf_counter()
+    result = client.run(ask("limited [fault:429]"), progress=False)[0]
+    assert result.ok and result.attempts == 2
+    assert time.perf_counter() - start >= 1.0  # the fake server says Retry-After: 1
+
+
+def test_client_errors_are_not_retried(server, tmp_path):
+    client = client_for(server, tmp_path)
+    result = client.run(ask("bad [fault:400]"), progress=False)[0]
+    assert not result.ok and result.attempts == 1
+    assert result.error.startswith("BadRequestError 400:")
+    assert server.total_requests() == 1
+
+
+def test_retry_cap_then_failure_is_recorded(server, tmp_path):
+    client = client_for(server, tmp_path, max_retries=2)
+    results = client.run(ask("ok", "doomed [fault:500,500,500,500]"), progress=False)
+    assert results[0].ok and not results[1].ok
+    assert results[1].attempts == 3 and "(after 3 attempts)" in results[1].error
+    assert client.accounting.failures == 1
+    assert client.accounting.errors == {"InternalServerError 500": 1}
+    # Failures are not cached: the next run asks again (and now succeeds).
+    assert client_for(server, tmp_path).run(ask("doomed [fault:500,500,500,500]"), False)[0].ok
+
+
+def test_failure_threshold(server, tmp_path):
+    prompts = [f"p{i}" for i in range(9)] + ["doomed [fault:400,400]"]
+    client = client_for(server, tmp_path, max_failed_fraction=0.1)
+    results = client.run(ask(*prompts), progress=False)
+    client.check_failures(results)  # 1 of 10 is allowed
+
+    strict = client_for(server, tmp_path, max_failed_fraction=0.05)
+    with pytest.raises(LLMBatchError) as error:
+        strict.check_failures(strict.run(ask(*prompts), progress=False))
+    assert str(error.value).startswith(
+        "1 of 10 LLM calls failed (10%, above llm.max_failed_fraction=0.05); 1 x BadRequestError"
+    )
+
+
+def test_concurrency_bound_is_respected(tmp_path):
+    with FakeOpenAIServer(latency_s=0.1) as server:
+        client = client_for(server, tmp_path, concurrency=5, timeout_s=5)
+        client.run(ask(*[f"p{i}" for i in range(40)]), progress=False)
+        assert server.max_in_flight == 5
+
+
+def test_api_key_never_appears_in_outputs(server, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    client = client_for(server, tmp_path, max_retries=1)
+    results = client.run(
+        ask("fine", "proxy [fault:echo-auth]", "down [fault:500,500]"), progress=False
+    )
+    assert "[redacted]" in results[1].error
+    client.accounting.to_json(tmp_path / "accounting.json")
+    with pytest.raises(LLMBatchError) as error:
+        client.check_failures(results)
+    texts = [
+        str(error.value),
+        caplog.text,
+        (tmp_path / "accounting.json").read_text(),
+        *(r.error or "" for r in results),
+        *(p.read_text() for p in (tmp_path / "cache").rglob("*") if p.is_file()),
+    ]
+    assert all(FAKE_KEY not in text for text in texts)
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
+
+
+def test_missing_key_variable_is_named_not_shown(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOOLBENCH_TEST_KEY", raising=False)
+    settings = LLMSettings(backend="openai", model="m", api_key_env="BOOLBENCH_TEST_KEY")
+    with (
+        pytest.raises(ConfigError, match="'BOOLBENCH_TEST_KEY', which is not set"),
+        llm_session(settings),
+    ):
+        pass
+    monkeypatch.setenv("BOOLBENCH_TEST_KEY", FAKE_KEY)
+    with llm_session(settings) as client:
+        assert client._api_key == FAKE_KEY
+
+
+def test_accounting_file_and_cost(server, tmp_path):
+    client = client_for(
+        server, tmp_path, price_per_1k_prompt_tokens=2.0, price_per_1k_completion_tokens=4.0
+    )
+    client.run(ask("alpha beta", "gamma"), progress=False)
+    client.run(ask("alpha beta"), progress=False)  # cached: costs nothing more
+    client.accounting.to_json(tmp_path / "a.json")
+    saved = json.loads((tmp_path / "a.json").read_text())
+    # prompts: 2 + 1 words; answers "Q: <prompt> | seed 11": 6 + 5 words.
+    assert saved["prompt_tokens"] == 3 and saved["completion_tokens"] == 11
+    assert saved["estimated_cost"] == pytest.approx((3 * 2.0 + 11 * 4.0) / 1000)
+    assert saved["requests"] == 3 and saved["cache_hits"] == 1 and saved["api_calls"] == 2
+    assert saved["wall_s"] > 0
+
+
+class _Headers(dict):
+    def get(self, key, default=None):
+        return super().get(key.lower(), default)
+
+
+class _Err(Exception):
+    def __init__(self, headers):
+        self.response = type("R", (), {"headers": _Headers(headers)})()
+
+
+def test_retry_after_forms():
+    assert _retry_after(_Err({"retry-after": "3"})) == 3.0
+    assert _retry_after(_Err({"retry-after-ms": "250"})) == 0.25
+    in_ten = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 10))
+    assert 8 <= _retry_after(_Err({"retry-after": in_ten})) <= 10
+    assert _retry_after(_Err({"retry-after": "soon"})) is None
+    assert _retry_after(Exception()) is None
+
+
+def test_backoff_grows_with_jitter(server, tmp_path):
+    client = client_for(server, tmp_path, backoff_s=1.0, backoff_max_s=5.0)
+    delays = [client._delay(Exception(), attempt) for attempt in (1, 2, 3, 4, 5)]
+    assert 0.5 <= delays[0] <= 1.0 and 1.0 <= delays[1] <= 2.0 and 2.0 <= delays[2] <= 4.0
+    assert all(2.5 <= d <= 5.0 for d in delays[3:])  # capped
