@@ -8,9 +8,13 @@ include: "rules/corpus.smk"
 include: "rules/encode.smk"
 include: "rules/cluster.smk"
 include: "rules/candidates.smk"
+include: "rules/generate.smk"
+include: "rules/dataset.smk"
 
 
 rule all:
     default_target: True
     input:
-        expand("results/{corpus}/candidates.parquet", corpus=CORPORA),
+        expand("results/{corpus}/boolquestions.parquet", corpus=CORPORA),
+        expand("results/{corpus}/tables/table1.md", corpus=CORPORA),
+        expand("results/{corpus}/beir/qrels/test.tsv", corpus=CORPORA),

@@ -31,3 +31,14 @@ def script_context(snakemake):
     finally:
         sys.stderr = console
         log_file.flush()
+
+
+@contextmanager
+def llm_job(snakemake):
+    """An LLM session for a job; writes the job's accounting when it succeeds."""
+    from boolbench.llm import LLMSettings, llm_session
+
+    settings = LLMSettings.from_config(snakemake.params.llm, seed=snakemake.params.seed)
+    with llm_session(settings, threads=snakemake.threads) as llm:
+        yield llm
+        llm.accounting.to_json(snakemake.output.accounting)

@@ -12,6 +12,7 @@ from snakemake.exceptions import WorkflowError
 from boolbench.config import validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
+from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
 
 # A --configfile given on the command line replaces the default config instead of merging
 # into it (merging would mix the default corpora into the user's).
@@ -27,14 +28,34 @@ try:
         name: SourceSpec.from_config(entry).input_files()
         for name, entry in config["corpora"].items()
     }
+    PROMPTS = resolve_prompts(
+        config["generation"]["prompt_set"],
+        config["llm"]["backend"],
+        config["generation"]["prompts"],
+    )
+    TEMPLATES = resolve_templates()
 except BoolbenchError as err:
     raise WorkflowError(str(err)) from None
+
+OPERATORS = ["and", "or", "not"]
+# Everything of `generation` but the prompts: each job gets only its own prompt (below), so
+# changing one prompt reruns only the jobs that use it.
+GENERATION_PARAMS = {
+    k: v for k, v in config["generation"].items() if k not in ("prompts", "prompt_set")
+}
+
+# An API key reaches cluster jobs through Snakemake's envvars (never through config).
+if config["llm"]["backend"] == "openai" and config["llm"]["api_key_env"]:
+
+    envvars:
+        config["llm"]["api_key_env"],
 
 
 wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
     shard=r"\d+",
     n_shards=r"\d+",
+    operator="and|or|not",
 
 
 def corpus_entry(wildcards):
@@ -76,3 +97,26 @@ def groups_file(wildcards):
     if corpus_entry(wildcards)["grouping"] == "document":
         return f"results/{wildcards.corpus}/document_groups.parquet"
     return f"results/{wildcards.corpus}/clusters.parquet"
+
+
+def prompt_params(step):
+    """The system message and template of one step, as a job parameter."""
+    prompt = step_prompt(PROMPTS, step)
+    return {"system": prompt.system, "template": prompt.template}
+
+
+def template_for(step):
+    """The fallback template of a step, or None when generation.fallback is `drop`."""
+    return TEMPLATES[step] if config["generation"]["fallback"] == "template" else None
+
+
+def compose_inputs(wildcards):
+    """AND needs the disjunctive and simple questions, OR the simple, NOT both."""
+    base = f"results/{wildcards.corpus}"
+    inputs = {
+        "candidates": f"{base}/candidates.parquet",
+        "simple": f"{base}/questions/simple.parquet",
+    }
+    if wildcards.operator in ("and", "not"):
+        inputs["disjunctive"] = f"{base}/questions/disjunctive.parquet"
+    return inputs

@@ -40,7 +40,13 @@ def llm_session(settings: LLMSettings, threads: int = 2) -> Iterator[LLMClient]:
         with local_server(
             gguf, threads=threads, n_ctx=settings.n_ctx, n_parallel=settings.concurrency
         ) as base_url:
-            yield LLMClient(settings, base_url, model_id=model_id, endpoint_model="local")
+            yield LLMClient(
+                settings,
+                base_url,
+                model_id=model_id,
+                endpoint_model="local",
+                model_name=f"local:{settings.local_model}",
+            )
     elif settings.backend == "openai":
         if not settings.model:
             raise ConfigError("llm.model: backend 'openai' needs the model name to ask for")

@@ -53,6 +53,7 @@ class ChatRequest:
     seed: int | None = None  # None: the settings' seed
     response_format: dict | None = None
     max_tokens: int | None = None  # None: the settings' max_tokens
+    temperature: float | None = None  # None: the settings' temperature
 
 
 @dataclass
@@ -103,8 +104,10 @@ class LLMClient:
         model_id: str,
         endpoint_model: str,
         api_key: str | None = None,
+        model_name: str | None = None,
     ):
         self.settings = settings
+        self.model_name = model_name or model_id  # for people: recorded with every question
         self.base_url = base_url
         self.model_id = model_id  # identifies the weights in cache keys
         self.endpoint_model = endpoint_model  # the `model` field sent to the endpoint
@@ -149,6 +152,8 @@ class LLMClient:
         params["seed"] = request.seed if request.seed is not None else self.settings.seed
         if request.max_tokens is not None:
             params["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
         if request.response_format is not None:
             params["response_format"] = request.response_format
         return params

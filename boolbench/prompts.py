@@ -1,0 +1,126 @@
+"""Prompt sets: load `resources/prompts.yaml`, pick a set, apply overrides, render, hash."""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from boolbench.errors import ConfigError
+
+PROMPTS_FILE = Path(__file__).resolve().parents[1] / "resources" / "prompts.yaml"
+# Each prompt name -> the placeholders it may use.
+FIELDS = {
+    "questioner_system": set(),
+    "answerer_system": set(),
+    "simple": {"paragraph", "title"},
+    "disjunctive": {"paragraphs"},
+    "and": {"question", "positive", "positive_paragraphs", "negative_paragraphs"},
+    "or": {"expression", "first", "second"},
+    "not": {"expression", "question", "excluded"},
+    "answerer": {"question", "paragraphs"},
+}
+TEMPLATE_FIELDS = {
+    "simple": {"title"},
+    "disjunctive": {"titles"},
+    "and": {"question", "constraint"},
+    "or": {"first", "second"},
+    "not": {"question", "excluded"},
+}
+# Which system message goes with which prompt.
+SYSTEM_OF = {name: "questioner_system" for name in ("simple", "disjunctive", "and", "or", "not")}
+SYSTEM_OF["answerer"] = "answerer_system"
+
+
+def load_prompt_file(path: str | Path = PROMPTS_FILE) -> dict:
+    """The parsed prompts file (sets and templates)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: prompts file not found") from None
+    for name, prompts in data["sets"].items():
+        for key in FIELDS:
+            if key not in prompts:
+                raise ConfigError(f"{path}: prompt set {name!r} lacks the prompt {key!r}")
+    return data
+
+
+def _fields_of(template: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(template) if field}
+
+
+def _check_fields(name: str, template: str, allowed: set[str], where: str) -> None:
+    try:
+        used = _fields_of(template)
+    except ValueError as err:  # e.g. a lone "{"
+        raise ConfigError(f"{where}: {err} (write literal braces as {{{{ and }}}})") from None
+    unknown = used - allowed
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown placeholder(s) {sorted(unknown)}; {name!r} may use "
+            f"{sorted(allowed) or 'none'}"
+        )
+
+
+def choose_set(prompt_set: str, backend: str) -> str:
+    """`auto` is `small` for the embedded models, `paper` for endpoints."""
+    if prompt_set != "auto":
+        return prompt_set
+    return "small" if backend == "local" else "paper"
+
+
+def resolve_prompts(
+    prompt_set: str, backend: str, overrides: dict | None = None, path: str | Path = PROMPTS_FILE
+) -> dict[str, str]:
+    """Every prompt of the chosen set, with config overrides applied and placeholders checked."""
+    data = load_prompt_file(path)
+    name = choose_set(prompt_set, backend)
+    if name not in data["sets"]:
+        raise ConfigError(
+            f"generation.prompt_set: {name!r} is not a set in {path} "
+            f"(sets: {', '.join(data['sets'])})"
+        )
+    prompts = {key: data["sets"][name][key] for key in FIELDS}
+    for key, text in (overrides or {}).items():
+        if key not in FIELDS:
+            raise ConfigError(
+                f"generation.prompts.{key}: no such prompt (prompts: {', '.join(FIELDS)})"
+            )
+        prompts[key] = text
+    for key, text in prompts.items():
+        _check_fields(key, text, FIELDS[key], f"prompt {key!r} of set {name!r}")
+    return prompts
+
+
+def resolve_templates(path: str | Path = PROMPTS_FILE) -> dict[str, str]:
+    templates = load_prompt_file(path)["templates"]
+    for key, allowed in TEMPLATE_FIELDS.items():
+        _check_fields(key, templates[key], allowed, f"{path}: template {key!r}")
+    return templates
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One step's prompt: its system message and user template."""
+
+    system: str
+    template: str
+
+    @property
+    def hash(self) -> str:
+        text = f"{self.system}\x00{self.template}"
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def messages(self, **values: str) -> list[dict]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.template.format(**values)},
+        ]
+
+
+def step_prompt(prompts: dict[str, str], step: str) -> Prompt:
+    """The Prompt of one step (simple, disjunctive, and, or, not, answerer)."""
+    return Prompt(system=prompts[SYSTEM_OF[step]], template=prompts[step])

@@ -1,0 +1,132 @@
+"""Checks on every LLM output: is it a usable search question? is an answer a refusal?"""
+
+from __future__ import annotations
+
+import re
+
+MAX_WORDS = 32
+COPY_RUN_WORDS = 12  # this many consecutive words shared with a passage count as copying
+# Phrases that give away that the text talks about the task rather than asking a question.
+META_PHRASES = (
+    "the passage",
+    "this passage",
+    "the paragraph",
+    "this paragraph",
+    "these paragraphs",
+    "in the text",
+    "the given",
+    "the following",
+    "this question",
+    "the question",
+    "new question",
+    "answer to",
+    "as an ai",
+    "[positive]",
+    "[negative]",
+    "positive paragraph",
+    "negative paragraph",
+    "question a",
+    "question b",
+    "unwanted topic",
+)
+# Labels small models put before the question; removed before checking.
+_LABEL = re.compile(r"^(?:new |rewritten |combined |final )?(?:question|q)\s*[:.-]\s*", re.I)
+_QUOTES = "\"'“”‘’`"
+_WORD = re.compile(r"[a-z0-9]+")
+
+REASONS = (
+    "llm_failed",
+    "empty",
+    "multiline",
+    "no_question_mark",
+    "several_questions",
+    "too_long",
+    "copies_passage",
+    "meta_text",
+    "repeats_operand",  # set by generation for composed questions
+)
+
+
+def clean(text: str | None) -> str:
+    """Trim whitespace, wrapping quotes and a leading 'Question:' label."""
+    text = (text or "").strip()
+    text = _LABEL.sub("", text).strip()
+    while len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
+        text = text[1:-1].strip()
+    return text
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _longest_shared_run(a: list[str], b: list[str]) -> int:
+    """Length of the longest run of consecutive words appearing in both."""
+    best = 0
+    previous = [0] * (len(b) + 1)
+    for word in a:
+        current = [0] * (len(b) + 1)
+        for j, other in enumerate(b, 1):
+            if word == other:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def check_question(
+    text: str | None, passages: list[str], max_words: int = MAX_WORDS
+) -> tuple[str, str | None]:
+    """(cleaned question, None) if valid, else (cleaned text, reason)."""
+    question = clean(text)
+    if not question:
+        return question, "empty"
+    if "\n" in question:
+        return question, "multiline"
+    if not question.endswith("?"):
+        return question, "no_question_mark"
+    if question.count("?") > 1:
+        return question, "several_questions"
+    tokens = words(question)
+    if len(question.split()) > max_words:
+        return question, "too_long"
+    if any(_longest_shared_run(tokens, words(p)) >= COPY_RUN_WORDS for p in passages):
+        return question, "copies_passage"
+    lowered = question.lower()
+    if any(phrase in lowered for phrase in META_PHRASES):
+        return question, "meta_text"
+    return question, None
+
+
+# "Cannot answer" and the ways small models paraphrase it.
+_REFUSAL = re.compile(
+    r"\b(?:(?:cannot|can ?not|cant|unable to) (?:be )?answer(?:ed)?"
+    r"|(?:does|do|did) ?(?:not|nt) (?:contain|provide|mention|answer|say|include)"
+    r"|no information|not (?:mentioned|provided|stated|specified))\b"
+)
+
+
+def is_refusal(answer: str | None) -> bool:
+    """True for "Cannot answer" in any case or punctuation, also inside a longer reply or
+    paraphrased ("the paragraph does not contain ...", "not mentioned"); empty answers too."""
+    normalised = re.sub(r"[^a-z ]+", "", (answer or "").lower().replace("\n", " "))
+    return not normalised.strip() or bool(_REFUSAL.search(" ".join(normalised.split())))
+
+
+def strip_question_mark(question: str) -> str:
+    return question.rstrip().rstrip("?").rstrip()
+
+
+_LOWER_FIRST = {
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "was",
+    "were", "do", "does", "did", "can", "could", "has", "have", "in", "on", "for",
+}  # fmt: skip
+
+
+def as_clause(question: str) -> str:
+    """A question as the second half of a combined one: no '?', lower-case question word."""
+    text = strip_question_mark(question)
+    first, _, rest = text.partition(" ")
+    if first.lower() in _LOWER_FIRST:
+        return first.lower() + (" " + rest if rest else "")
+    return text

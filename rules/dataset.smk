@@ -1,0 +1,58 @@
+rule assemble_dataset:
+    input:
+        questions=expand(
+            "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
+        ),
+        answers=expand(
+            "results/{{corpus}}/questions/{operator}_answers.parquet",
+            operator=OPERATORS,
+        ),
+    output:
+        all="results/{corpus}/boolquestions_all.parquet",
+        kept="results/{corpus}/boolquestions.parquet",
+    log:
+        "logs/{corpus}/assemble_dataset.log",
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        mode=config["filter"]["mode"],
+        train_fraction=config["split"]["train_fraction"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/assemble_dataset.py"
+
+
+rule dataset_statistics:
+    input:
+        all="results/{corpus}/boolquestions_all.parquet",
+        simple="results/{corpus}/questions/simple.parquet",
+        disjunctive="results/{corpus}/questions/disjunctive.parquet",
+    output:
+        csv="results/{corpus}/tables/table1.csv",
+        md="results/{corpus}/tables/table1.md",
+        report="results/{corpus}/generation_report.json",
+    log:
+        "logs/{corpus}/dataset_statistics.log",
+    conda:
+        "../envs/corpus.yaml"
+    script:
+        "../workflow_scripts/dataset_statistics.py"
+
+
+rule export_beir:
+    input:
+        kept="results/{corpus}/boolquestions.parquet",
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        corpus="results/{corpus}/beir/corpus.jsonl",
+        queries="results/{corpus}/beir/queries.jsonl",
+        test="results/{corpus}/beir/qrels/test.tsv",
+        train="results/{corpus}/beir/qrels/train.tsv",
+        test_negatives="results/{corpus}/beir/qrels/test_negatives.tsv",
+        train_negatives="results/{corpus}/beir/qrels/train_negatives.tsv",
+    log:
+        "logs/{corpus}/export_beir.log",
+    conda:
+        "../envs/corpus.yaml"
+    script:
+        "../workflow_scripts/export_beir.py"

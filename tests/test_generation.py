@@ -1,0 +1,333 @@
+"""Question generation, composition, filtering and the dataset, against a scripted LLM."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from boolbench import dataset
+from boolbench.compose import compose
+from boolbench.filtering import answer_pairs, verdicts
+from boolbench.generation import GenerationSettings, disjunctive_questions, simple_questions
+from boolbench.llm import LLMClient, LLMSettings
+from boolbench.llm.fake_server import FakeOpenAIServer
+from tests.scripted_llm import BASE_SEED, TEMPLATES, prompt, respond
+
+GROUPS = [
+    ["Alpha is a thing.", "Beta is a thing.", "Gamma is a thing."],
+    ["Delta is a thing.", "Epsilon is a thing."],
+    ["Zeta is a thing.", "Flaky is a thing.", "Theta is a thing."],
+    ["Bad is a thing.", "Iota is a thing."],
+    ["Kappa is a thing.", "Mute is a thing.", "Lambda is a thing."],
+]
+
+
+def candidates(groups=GROUPS) -> pd.DataFrame:
+    rows = []
+    for group, texts in enumerate(groups):
+        for slot, text in enumerate(texts):
+            word = text.split()[0]
+            rows.append((group, 100 + group, slot, f"p-{word}", word, text))
+    return pd.DataFrame(rows, columns=["group", "cluster", "slot", "pid", "title", "text"])
+
+
+@pytest.fixture
+def llm(tmp_path):
+    with FakeOpenAIServer(responder=respond) as server:
+        settings = LLMSettings(
+            backend="openai", model="scripted", cache_dir=str(tmp_path), seed=BASE_SEED
+        )
+        client = LLMClient(settings, server.base_url, "scripted", "scripted")
+        client.server = server
+        yield client
+
+
+def settings(**overrides) -> GenerationSettings:
+    return GenerationSettings(seed=BASE_SEED, **overrides)
+
+
+def generate_all(llm, cands, gen=None, templates=TEMPLATES):
+    gen = gen or settings()
+    simple = simple_questions(cands, llm, prompt("simple"), gen, templates.get("simple"), "m")
+    disj = disjunctive_questions(
+        cands, llm, prompt("disjunctive"), gen, templates.get("disjunctive"), "m"
+    )
+    composed = {
+        op: compose(
+            op, cands, simple, disj, llm, prompt(op.lower()), gen, templates.get(op.lower()), "m"
+        )
+        for op in ("AND", "OR", "NOT")
+    }
+    return simple, disj, composed
+
+
+def test_simple_and_disjunctive_questions(llm):
+    simple, disj, _ = generate_all(llm, candidates())
+    by_pid = simple.set_index("pid")
+    assert by_pid.loc["p-Alpha", "question"] == "What is Alpha?"
+    assert by_pid.loc["p-Alpha", "qid"] == "simple-00000-0"
+    assert disj.set_index("group").loc[0, "question"] == "Which of Alpha, Beta or Gamma is it?"
+    # Flaky: invalid under the first seed, valid under the second.
+    flaky = by_pid.loc["p-Flaky"]
+    assert (flaky["status"], flaky["attempts"], flaky["question"]) == ("ok", 2, "What is Flaky?")
+    # Bad: invalid under every seed -> the template.
+    bad = by_pid.loc["p-Bad"]
+    assert (bad["status"], bad["source"], bad["reason"]) == (
+        "fallback",
+        "template",
+        "no_question_mark",
+    )
+    assert bad["question"] == "What is known about Bad?" and bad["attempts"] == 3
+
+
+def test_labels_follow_section_4_3(llm):
+    cands = candidates()
+    _, _, composed = generate_all(llm, cands)
+    pids_of = cands.groupby("group")["pid"].apply(list).to_dict()
+    for op, table in composed.items():
+        for row in table.itertuples():
+            group_pids = pids_of[row.group]
+            assert sorted(row.positives + row.negatives) == sorted(group_pids)
+            assert not set(row.positives) & set(row.negatives)
+            assert row.qid == f"{op.lower()}-{row.group:05d}" and row.operator == op
+            if op == "AND":
+                assert len(row.positives) == 1
+                slot = group_pids.index(row.positives[0])
+                assert list(row.operand_qids) == [
+                    f"disj-{row.group:05d}",
+                    f"simple-{row.group:05d}-{slot}",
+                ]
+                assert row.question == f"What about {row.positives[0][2:]}?"
+            elif op == "OR":
+                assert len(row.positives) == 2
+                slots = [group_pids.index(p) for p in row.positives]
+                assert list(row.operand_qids) == [f"simple-{row.group:05d}-{s}" for s in slots]
+            else:
+                assert len(row.negatives) == 1
+                slot = group_pids.index(row.negatives[0])
+                assert list(row.operand_qids)[1] == f"simple-{row.group:05d}-{slot}"
+                assert row.question.endswith(f"but not {row.negatives[0][2:]}?")
+
+
+def test_random_choices_are_stable_as_groups_are_added(llm):
+    few = generate_all(llm, candidates(GROUPS[:3]))[2]
+    more = generate_all(llm, candidates())[2]
+    for op in few:
+        head = more[op][more[op]["group"] < 3].reset_index(drop=True)
+        assert head[["qid", "positives", "negatives", "question"]].equals(
+            few[op][["qid", "positives", "negatives", "question"]]
+        )
+
+
+def test_drop_mode_drops_and_propagates(llm):
+    simple, disj, composed = generate_all(llm, candidates(), settings(fallback="drop"))
+    bad = simple.set_index("pid").loc["p-Bad"]
+    assert bad["status"] == "dropped" and pd.isna(bad["question"])
+    # Group 3 keeps one valid simple question: OR needs two, NOT one.
+    or_row = composed["OR"].set_index("group").loc[3]
+    assert (or_row["status"], or_row["reason"]) == ("dropped", "operand_dropped")
+    not_row = composed["NOT"].set_index("group").loc[3]
+    assert not_row["status"] == "ok" and list(not_row["negatives"]) == ["p-Iota"]
+
+
+def test_template_fallback_for_a_composition(tmp_path):
+    def never_valid_and(body):
+        user = body["messages"][-1]["content"]
+        return "No." if user.startswith("AND|") else respond(body)
+
+    with FakeOpenAIServer(responder=never_valid_and) as server:
+        client = LLMClient(
+            LLMSettings(backend="openai", model="s", cache_dir=str(tmp_path), seed=BASE_SEED),
+            server.base_url,
+            "s",
+            "s",
+        )
+        _, _, composed = generate_all(client, candidates(GROUPS[:1]))
+    row = composed["AND"].iloc[0]
+    constraint = f"what is {row.positives[0][2:]}"
+    assert row.status == "fallback" and row.source == "template"
+    assert row.question == f"Which of Alpha, Beta or Gamma is it and {constraint}?"
+
+
+def answers_for(llm, cands, composed):
+    questions = pd.concat(composed.values(), ignore_index=True)
+    texts = dict(zip(cands["pid"], cands["text"], strict=True))
+    return questions, answer_pairs(
+        questions, texts, llm, prompt("answerer"), BASE_SEED, 64, 300, "m"
+    )
+
+
+def test_cyclic_consistency_in_both_modes(llm):
+    cands = candidates()
+    questions, answers = answers_for(llm, cands, generate_all(llm, cands)[2])
+    assert set(answers["role"]) == {"positive", "negative"}
+    verdict = verdicts(answers).set_index("qid")
+    # The scripted answerer answers exactly the labelled positives, except Mute's paragraph.
+    for qid, row in verdict.iterrows():
+        positives = questions.set_index("qid").loc[qid, "positives"]
+        assert row["passes_default"] == row["passes_strict"] == ("p-Mute" not in positives)
+    all_default, kept_default = dataset.assemble(questions, answers, "default", 0.5, BASE_SEED)
+    all_strict, kept_strict = dataset.assemble(questions, answers, "strict", 0.5, BASE_SEED)
+    assert set(kept_strict["qid"]) <= set(kept_default["qid"])
+    rejected = all_default[~all_default["kept"]]
+    assert (rejected["reject_reason"] == "filter: positive_unanswered").all()
+    assert all(("p-Mute" in p) for p in rejected["positives"])
+
+
+def test_strict_mode_rejects_answered_negatives():
+    answers = pd.DataFrame(
+        [
+            ("q1", "AND", "a", "positive", "A", True),
+            ("q1", "AND", "b", "negative", "B", True),
+            ("q2", "AND", "c", "positive", "C", True),
+            ("q2", "AND", "d", "negative", "Cannot answer", False),
+            ("q3", "OR", "e", "positive", "Cannot answer", False),
+            ("q4", "OR", "f", "positive", None, None),
+        ],
+        columns=["qid", "type", "pid", "role", "answer", "answered"],
+    )
+    table = verdicts(answers).set_index("qid")
+    assert table.loc["q1"].tolist() == [True, False, "negative_answered"]
+    assert table.loc["q2"].tolist()[:2] == [True, True] and pd.isna(
+        table.loc["q2", "filter_reason"]
+    )
+    assert table.loc["q3"].tolist() == [False, False, "positive_unanswered"]
+    assert table.loc["q4"].tolist() == [False, False, "answerer_failed"]
+
+
+def test_split_is_by_group_stable_and_near_the_fraction():
+    splits = [dataset.split_of(g, 7, 0.3) for g in range(2000)]
+    assert splits == [dataset.split_of(g, 7, 0.3) for g in range(2000)]
+    assert 0.27 < splits.count("train") / 2000 < 0.33
+    assert dataset.split_of(5, 7, 0.0) == "test" and dataset.split_of(5, 7, 1.0) == "train"
+
+
+def small_dataset():
+    """A hand-made set: 2 AND (1 kept), 1 OR (kept), 1 NOT (dropped) question."""
+    questions = pd.DataFrame(
+        [
+            ("and-00000", "AND", 0, 1, "Q1?", "llm", "ok", None, 1, ["a"], ["b", "c"]),
+            ("and-00001", "AND", 1, 2, "Q2?", "template", "fallback", "meta_text", 3, ["d"], ["e"]),
+            ("or-00000", "OR", 0, 1, "Q3?", "llm", "ok", None, 1, ["a", "b"], ["c"]),
+            ("not-00000", "NOT", 0, 1, None, None, "dropped", "operand_dropped", 0, [], []),
+        ],
+        columns=[
+            "qid",
+            "type",
+            "group",
+            "cluster",
+            "question",
+            "source",
+            "status",
+            "reason",
+            "attempts",
+            "positives",
+            "negatives",
+        ],
+    )
+    questions["operator"] = questions["type"]
+    questions["operand_qids"] = [["x"]] * 4
+    questions["operand_texts"] = [["X?"]] * 4
+    questions["prompt_hash"], questions["model"] = "h", "m"
+    answers = pd.DataFrame(
+        [
+            ("and-00000", "AND", "a", "positive", "A", True),
+            ("and-00000", "AND", "b", "negative", "Cannot answer", False),
+            ("and-00000", "AND", "c", "negative", "C", True),
+            ("and-00001", "AND", "d", "positive", "Cannot answer", False),
+            ("and-00001", "AND", "e", "negative", "Cannot answer", False),
+            ("or-00000", "OR", "a", "positive", "A", True),
+            ("or-00000", "OR", "b", "positive", "B", True),
+            ("or-00000", "OR", "c", "negative", "Cannot answer", False),
+        ],
+        columns=["qid", "type", "pid", "role", "answer", "answered"],
+    )
+    return dataset.assemble(questions, answers, "default", 0.5, 3)
+
+
+def test_table1_on_a_hand_checked_case():
+    all_questions, kept = small_dataset()
+    assert kept["qid"].tolist() == ["and-00000", "or-00000"]
+    table = dataset.table1(all_questions).set_index("type")
+    assert table.loc["ALL", ["questions", "avg_pos", "avg_neg"]].tolist() == [2, 1.5, 1.5]
+    assert table.loc["AND", ["questions", "avg_pos", "avg_neg"]].tolist() == [1, 1.0, 2.0]
+    assert table.loc["OR", ["questions", "avg_pos", "avg_neg"]].tolist() == [1, 2.0, 1.0]
+    assert table.loc["NOT", "questions"] == 0 and pd.isna(table.loc["NOT", "avg_pos"])
+    assert table.loc[
+        "ALL", ["generated", "llm", "fallback", "dropped", "filtered_out"]
+    ].tolist() == [4, 2, 1, 1, 1]
+    assert table.loc["AND", "pass_rate"] == 0.5
+    assert table.loc["AND", "pass_rate_strict"] == 0.0  # and-00000 also answers negative c
+    reasons = all_questions.set_index("qid")["reject_reason"]
+    assert reasons["and-00001"] == "filter: positive_unanswered"
+    assert reasons["not-00000"] == "dropped: operand_dropped"
+
+
+def test_beir_export_matches_the_dataset(tmp_path):
+    from boolbench.corpus import CORPUS_SCHEMA
+    from boolbench.parquet_io import write_table_atomic
+
+    _, kept = small_dataset()
+    kept.loc[0, "split"], kept.loc[1, "split"] = "test", "train"
+    corpus = pd.DataFrame(
+        {
+            "pid": list("abcde"),
+            "text": [f"text {c}" for c in "abcde"],
+            "title": [None, "B", None, None, None],
+            "doc_id": None,
+            "position": 0,
+        }
+    )
+    import pyarrow as pa
+
+    write_table_atomic(pa.Table.from_pandas(corpus, schema=CORPUS_SCHEMA), tmp_path / "c.pq")
+    names = ["corpus", "queries", "test", "train", "test_negatives", "train_negatives"]
+    out = {n: str(tmp_path / "beir" / f"{n}.x") for n in names}
+    dataset.export_beir(kept, tmp_path / "c.pq", out)
+
+    def lines(name):
+        return [json.loads(line) for line in Path(out[name]).read_text().splitlines()]
+
+    docs = lines("corpus")
+    assert docs[1] == {"_id": "b", "title": "B", "text": "text b"} and len(docs) == 5
+    queries = {q["_id"]: q for q in lines("queries")}
+    assert queries["and-00000"]["text"] == "Q1?"
+    assert queries["or-00000"]["metadata"] == {"type": "OR", "split": "train"}
+
+    def qrels(name):
+        frame = pd.read_csv(out[name], sep="\t", dtype=str)
+        return sorted(map(tuple, frame.values.tolist()))
+
+    assert qrels("test") == [("and-00000", "a", "1")]
+    assert qrels("test_negatives") == [("and-00000", "b", "1"), ("and-00000", "c", "1")]
+    assert qrels("train") == [("or-00000", "a", "1"), ("or-00000", "b", "1")]
+    assert qrels("train_negatives") == [("or-00000", "c", "1")]
+
+
+def test_cache_makes_a_rerun_free(llm):
+    cands = candidates()
+    generate_all(llm, cands)
+    asked = llm.server.total_requests()
+    llm.accounting = type(llm.accounting)()
+    generate_all(llm, cands)
+    assert llm.server.total_requests() == asked
+    assert llm.accounting.api_calls == 0 and llm.accounting.cache_hits > 0
+
+
+def test_a_composition_that_repeats_its_operand_is_invalid(tmp_path):
+    # Small models often return the disjunctive question unchanged as the AND question.
+    def lazy_and(body):
+        user = body["messages"][-1]["content"]
+        return user.split("|")[1] if user.startswith("AND|") else respond(body)
+
+    with FakeOpenAIServer(responder=lazy_and) as server:
+        client = LLMClient(
+            LLMSettings(backend="openai", model="s", cache_dir=str(tmp_path), seed=BASE_SEED),
+            server.base_url,
+            "s",
+            "s",
+        )
+        _, _, composed = generate_all(client, candidates(GROUPS[:1]))
+    row = composed["AND"].iloc[0]
+    assert (row.status, row.reason, row.attempts) == ("fallback", "repeats_operand", 3)

@@ -1,0 +1,131 @@
+"""The question-generation stages of the real workflow: against the scripted fake server, and
+once end to end on the embedded SmolLM2 model."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from boolbench.llm.fake_server import FakeOpenAIServer
+from tests.conftest import Workflow, tiny_config
+from tests.scripted_llm import TEST_PROMPTS, respond
+
+LLM_STEPS = [
+    "simple",
+    "disjunctive",
+    *(f"{k}_{op}" for k in ("compose", "filter") for op in ("and", "or", "not")),
+]
+
+
+def scripted_config(server, **overrides):
+    prompts = {step: p["template"] for step, p in TEST_PROMPTS.items()}
+    prompts |= {"questioner_system": "Q", "answerer_system": "A"}
+    return tiny_config(
+        llm={
+            "backend": "openai",
+            "base_url": server.base_url,
+            "model": "scripted",
+            "cache_dir": "cache",
+            "backoff_s": 0.01,
+        },
+        generation={"prompts": prompts},
+        **overrides,
+    )
+
+
+def accounting(flow, step):
+    return json.loads(flow.path(f"results/tiny/llm_accounting/{step}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory):
+    with FakeOpenAIServer(responder=respond) as server:
+        flow = Workflow(tmp_path_factory.mktemp("generation"))
+        flow.write_config(scripted_config(server, candidates={"n_groups": 2}))
+        flow.run()
+        yield flow, server
+
+
+def test_dataset_outputs(scripted):
+    flow, _ = scripted
+    all_questions = pd.read_parquet(flow.path("results/tiny/boolquestions_all.parquet"))
+    kept = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
+    assert len(all_questions) == 6  # 2 groups x AND/OR/NOT
+    assert set(kept["qid"]) == set(all_questions.loc[all_questions["kept"], "qid"])
+    assert kept["model"].eq("scripted").all() and kept["source"].eq("llm").all()
+    table = pd.read_csv(flow.path("results/tiny/tables/table1.csv")).set_index("type")
+    assert table.loc["ALL", "questions"] == len(kept)
+    assert table.loc["ALL", "generated"] == 6
+    beir = flow.path("results/tiny/beir")
+    queries = [json.loads(line) for line in (beir / "queries.jsonl").read_text().splitlines()]
+    assert sorted(q["_id"] for q in queries) == sorted(kept["qid"])
+    assert len((beir / "corpus.jsonl").read_text().splitlines()) == 60
+    report = json.loads(flow.path("results/tiny/generation_report.json").read_text())
+    assert report["simple"]["total"] == len(
+        pd.read_parquet(flow.path("results/tiny/candidates.parquet"))
+    )
+    for step in LLM_STEPS:
+        assert accounting(flow, step)["api_calls"] > 0
+
+
+def test_changing_one_prompt_reruns_only_its_jobs(scripted):
+    flow, server = scripted
+    config = scripted_config(server, candidates={"n_groups": 2})
+    config["generation"]["prompts"]["not"] = "NOT|{question}|{excluded}|again"
+    flow.write_config(config)
+    try:
+        assert flow.planned_jobs() == {
+            "compose_questions": 1,
+            "filter_questions": 1,
+            "assemble_dataset": 1,
+            "dataset_statistics": 1,
+            "export_beir": 1,
+            "all": 1,
+        }
+    finally:
+        flow.write_config(scripted_config(server, candidates={"n_groups": 2}))
+    assert flow.planned_jobs() == {}
+
+
+def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
+    flow, server = scripted
+    before = {step: accounting(flow, step) for step in LLM_STEPS}
+    asked_before = server.total_requests()
+    flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+    flow.run()
+    after = {step: accounting(flow, step) for step in LLM_STEPS}
+    for step in LLM_STEPS:
+        # Every request of the first run is answered from the cache...
+        assert after[step]["cache_hits"] >= before[step]["requests"], step
+        # ...and only the new groups' requests reach the server.
+        assert after[step]["api_calls"] == after[step]["requests"] - after[step]["cache_hits"]
+    assert max(server.requests.values()) == 1  # no prompt was ever asked twice
+    assert server.total_requests() > asked_before
+    groups = pd.read_parquet(flow.path("results/tiny/boolquestions_all.parquet"))["group"]
+    assert sorted(set(groups)) == [0, 1, 2, 3]
+
+
+def test_end_to_end_on_the_embedded_model(workflow):
+    workflow.write_config(
+        tiny_config(
+            llm={
+                "backend": "local",
+                "local_model": "smollm2-135m",
+                "cache_dir": "cache",
+                "max_tokens": 48,
+            },
+            candidates={"n_groups": 2},
+        )
+    )
+    workflow.run()
+    all_questions = pd.read_parquet(workflow.path("results/tiny/boolquestions_all.parquet"))
+    assert len(all_questions) == 6
+    assert all_questions["model"].eq("local:smollm2-135m").all()
+    written = all_questions[all_questions["status"] != "dropped"]
+    assert written["question"].str.endswith("?").all()
+    answers = pd.read_parquet(workflow.path("results/tiny/questions/and_answers.parquet"))
+    assert answers["answer"].notna().all()
+    table = pd.read_csv(workflow.path("results/tiny/tables/table1.csv")).set_index("type")
+    assert table.loc["ALL", "generated"] == 6
+    calls = sum(accounting(workflow, step)["api_calls"] for step in LLM_STEPS)
+    assert calls >= 6 + 2 + 3  # simple (2-3 per group), disjunctive, compositions, answers

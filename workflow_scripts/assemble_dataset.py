@@ -1,0 +1,15 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.steps import assemble_step
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    assemble_step(
+        list(snakemake.input.questions),
+        list(snakemake.input.answers),
+        all_out=snakemake.output.all,
+        kept_out=snakemake.output.kept,
+        mode=snakemake.params.mode,
+        train_fraction=snakemake.params.train_fraction,
+        seed=snakemake.params.seed,
+    )

@@ -1,0 +1,7 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.steps import beir_step
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    beir_step(snakemake.input.kept, snakemake.input.corpus, dict(snakemake.output.items()))

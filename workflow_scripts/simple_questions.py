@@ -1,0 +1,15 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.generation import GenerationSettings
+from boolbench.steps import simple_step
+from boolbench.workflow import llm_job, script_context
+
+with script_context(snakemake), llm_job(snakemake) as llm:
+    simple_step(
+        snakemake.input.candidates,
+        snakemake.output.questions,
+        llm,
+        prompt=snakemake.params.prompt,
+        template=snakemake.params.template,
+        settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
+    )
