@@ -141,9 +141,11 @@ def _markdown(table: pd.DataFrame) -> str:
 
 
 def generation_report(steps: dict[str, pd.DataFrame], all_questions: pd.DataFrame) -> dict:
-    """Per step: counts by status and, for fallbacks and drops, by reason."""
+    """Per step (atomic questions, then AND/OR/NOT): counts by status, fallback and drop
+    reasons, and LLM attempts; then filter rejections per type."""
+    parts = {**steps, **{kind: all_questions[all_questions["type"] == kind] for kind in TYPES}}
     report = {}
-    for step, frame in steps.items():
+    for step, frame in parts.items():
         report[step] = {
             "total": len(frame),
             "status": dict(Counter(frame["status"])),

@@ -61,9 +61,9 @@ class Workflow:
             raise AssertionError(f"snakemake failed:\n{result.stdout}\n{result.stderr}")
         return result
 
-    def planned_jobs(self) -> dict[str, int]:
+    def planned_jobs(self, *targets: str) -> dict[str, int]:
         """Rule -> job count of a dry run (empty when nothing would run)."""
-        result = self.run("--dry-run", "--quiet", "rules")
+        result = self.run("--dry-run", *targets)
         return parse_job_stats(result.stdout + result.stderr)
 
     def path(self, relative: str) -> Path:

@@ -331,3 +331,17 @@ def test_a_composition_that_repeats_its_operand_is_invalid(tmp_path):
         _, _, composed = generate_all(client, candidates(GROUPS[:1]))
     row = composed["AND"].iloc[0]
     assert (row.status, row.reason, row.attempts) == ("fallback", "repeats_operand", 3)
+
+
+def test_generation_report_counts_every_step_by_reason():
+    all_questions, _ = small_dataset()
+    steps = {
+        "simple": pd.DataFrame(
+            {"status": ["ok", "fallback"], "reason": [None, "too_long"], "attempts": [1, 3]}
+        )
+    }
+    report = dataset.generation_report(steps, all_questions)
+    assert report["simple"]["fallback_reasons"] == {"too_long": 1}
+    assert report["AND"]["fallback_reasons"] == {"meta_text": 1}
+    assert report["NOT"]["drop_reasons"] == {"operand_dropped": 1}
+    assert report["filter"]["AND"] == {"filter: positive_unanswered": 1}

@@ -1,4 +1,5 @@
-"""End-to-end runs of the real Snakefile on tiny corpora, with the real embedded encoder."""
+"""End-to-end runs of the real Snakefile on tiny corpora, with the real embedded encoder, up to
+the candidate groups (the LLM stages have their own tests)."""
 
 import json
 import random
@@ -16,8 +17,14 @@ FULL_CHAIN = {
     "reduce": 1,
     "cluster": 1,
     "sample_candidates": 1,
-    "all": 1,
 }
+
+
+def candidates_of(corpus: str) -> str:
+    return f"results/{corpus}/candidates.parquet"
+
+
+TINY = candidates_of("tiny")
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +34,8 @@ def finished(tmp_path_factory):
 
     flow = Workflow(tmp_path_factory.mktemp("run"))
     flow.write_config(tiny_config())
-    assert flow.planned_jobs() == FULL_CHAIN
-    flow.run()
+    assert flow.planned_jobs(TINY) == FULL_CHAIN
+    flow.run(TINY)
     return flow
 
 
@@ -58,7 +65,7 @@ def test_run_produces_every_artifact(finished):
 
 
 def test_finished_run_reruns_nothing(finished):
-    assert finished.planned_jobs() == {}
+    assert finished.planned_jobs(TINY) == {}
 
 
 @pytest.mark.parametrize(
@@ -67,7 +74,7 @@ def test_finished_run_reruns_nothing(finished):
         # An SVD parameter: SVD and what follows, not ingestion or encoding.
         (
             {"clustering": {"svd_components": 6}},
-            {"reduce": 1, "cluster": 1, "sample_candidates": 1, "all": 1},
+            {"reduce": 1, "cluster": 1, "sample_candidates": 1},
         ),
         # The encoder: encoding and what follows.
         (
@@ -75,9 +82,9 @@ def test_finished_run_reruns_nothing(finished):
             {k: v for k, v in FULL_CHAIN.items() if k != "ingest"},
         ),
         # A clustering parameter: clustering and candidates.
-        ({"clustering": {"n_clusters": 7}}, {"cluster": 1, "sample_candidates": 1, "all": 1}),
+        ({"clustering": {"n_clusters": 7}}, {"cluster": 1, "sample_candidates": 1}),
         # More groups: only the candidates.
-        ({"candidates": {"n_groups": 5}}, {"sample_candidates": 1, "all": 1}),
+        ({"candidates": {"n_groups": 5}}, {"sample_candidates": 1}),
         # The corpus: everything.
         ({"corpora": {"tiny": {"source": "vital_articles", "limit": 61}}}, FULL_CHAIN),
     ],
@@ -85,7 +92,7 @@ def test_finished_run_reruns_nothing(finished):
 def test_a_change_reruns_exactly_what_depends_on_it(finished, change, expected):
     try:
         finished.write_config(tiny_config(**change))
-        assert finished.planned_jobs() == expected
+        assert finished.planned_jobs(TINY) == expected
     finally:
         finished.write_config(tiny_config())
 
@@ -96,7 +103,7 @@ def test_growing_n_groups_keeps_earlier_groups(finished, tmp_path):
     before = pd.read_parquet(finished.path("results/tiny/candidates.parquet"))
     flow = Workflow(tmp_path)
     flow.write_config(tiny_config(candidates={"n_groups": 6}))
-    flow.run()
+    flow.run(TINY)
     after = pd.read_parquet(flow.path("results/tiny/candidates.parquet"))
     assert after["group"].nunique() == 6
     assert after[after["group"] < 4].reset_index(drop=True).equals(before)
@@ -108,7 +115,7 @@ def test_bad_input_fails_with_one_clear_line(workflow):
         '{"pid": "a", "text": "x"}\n{"pid": "b", "text": "y"}\n{"pid": "a", "text": "z"}\n'
     )
     workflow.write_config(tiny_config(corpora={"bad": {"source": "jsonl", "path": str(corpus)}}))
-    result = workflow.run(check=False)
+    result = workflow.run(candidates_of("bad"), check=False)
     assert result.returncode != 0
     expected = f"boolbench: rule ingest failed: {corpus}, line 3: duplicate passage id 'a'"
     assert expected in result.stderr
@@ -138,7 +145,7 @@ def test_invalid_config_is_one_message(workflow):
 
 def test_sample_larger_than_corpus_fails_in_reduce(workflow):
     workflow.write_config(tiny_config(clustering={"sample_size": 100, "n_clusters": 8}))
-    result = workflow.run(check=False)
+    result = workflow.run(TINY, check=False)
     assert result.returncode != 0
     assert "the corpus has 60 passages, fewer than clustering.sample_size=100" in result.stderr
 
@@ -157,13 +164,13 @@ def test_document_grouping_needs_no_encoding(workflow):
         candidates={"n_groups": 6},
     )
     workflow.write_config(config)
-    assert workflow.planned_jobs() == {
+    target = candidates_of("nq")
+    assert workflow.planned_jobs(target) == {
         "ingest": 1,
         "group_by_document": 1,
         "sample_candidates": 1,
-        "all": 1,
     }
-    workflow.run()
+    workflow.run(target)
     candidates = pd.read_parquet(workflow.path("results/nq/candidates.parquet"))
     corpus = pd.read_parquet(workflow.path("results/nq/corpus.parquet"))
     doc_of = dict(zip(corpus["pid"], corpus["doc_id"], strict=True))
@@ -188,12 +195,13 @@ def test_identical_rewrite_of_a_large_corpus_does_not_cascade(workflow):
             handle.write(json.dumps({"pid": str(i), "text": random_text(rng, 3000)}) + "\n")
     config = tiny_config(corpora={"big": {"source": "jsonl", "path": str(path)}})
     workflow.write_config(config)
-    workflow.run()
+    target = candidates_of("big")
+    workflow.run(target)
     assert workflow.path("results/big/corpus.parquet").stat().st_size > 1_000_000
 
     # Rerun ingestion alone (a code or option change that leaves the corpus as it was).
-    workflow.run("--forcerun", "ingest", "--until", "ingest")
-    assert workflow.planned_jobs() == {}
+    workflow.run(target, "--forcerun", "ingest", "--until", "ingest")
+    assert workflow.planned_jobs(target) == {}
     # Control: with Snakemake's default limit the same state would re-encode everything.
-    result = workflow.run("--dry-run", "--max-checksum-file-size", "1MB")
+    result = workflow.run(target, "--dry-run", "--max-checksum-file-size", "1MB")
     assert "encode_shard" in result.stdout

@@ -129,3 +129,19 @@ def test_end_to_end_on_the_embedded_model(workflow):
     assert table.loc["ALL", "generated"] == 6
     calls = sum(accounting(workflow, step)["api_calls"] for step in LLM_STEPS)
     assert calls >= 6 + 2 + 3  # simple (2-3 per group), disjunctive, compositions, answers
+
+
+def test_llm_jobs_hold_an_llm_slot(workflow):
+    workflow.write_config(tiny_config(candidates={"n_groups": 2}))
+    result = workflow.run("--dry-run")
+    jobs = result.stdout.split("\nrule ")[1:]
+    llm_rules = (
+        "simple_questions",
+        "disjunctive_questions",
+        "compose_questions",
+        "filter_questions",
+    )
+    llm_jobs = [job for job in jobs if job.startswith(llm_rules)]
+    assert len(llm_jobs) == 8
+    assert all("llm_slots=1" in job for job in llm_jobs)
+    assert not any("llm_slots" in job for job in jobs if not job.startswith(llm_rules))
