@@ -257,6 +257,13 @@ def disjunctive_questions(
     return pd.DataFrame(rows)
 
 
+# kind -> (function writing the questions, schema of its artifact)
+ATOMIC = {
+    "simple": (simple_questions, SIMPLE_SCHEMA),
+    "disjunctive": (disjunctive_questions, DISJUNCTIVE_SCHEMA),
+}
+
+
 def simple_qid(group: int, slot: int) -> str:
     return f"simple-{group:05d}-{slot}"
 

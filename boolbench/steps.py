@@ -15,47 +15,36 @@ from boolbench.llm import LLMClient
 from boolbench.parquet_io import write_table_atomic
 from boolbench.prompts import Prompt
 
-Path_ = str | os.PathLike
+PathLike = str | os.PathLike
 
 
-def _write(frame: pd.DataFrame, schema: pa.Schema, path: Path_) -> None:
+def _write(frame: pd.DataFrame, schema: pa.Schema, path: PathLike) -> None:
     write_table_atomic(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
 
 
-def simple_step(
-    candidates: Path_,
-    out: Path_,
+def atomic_step(
+    kind: str,
+    candidates: PathLike,
+    out: PathLike,
     llm: LLMClient,
     prompt: dict,
     template: str | None,
     settings: generation.GenerationSettings,
 ) -> None:
-    table = generation.simple_questions(
+    """questions/{simple,disjunctive}.parquet from the candidates."""
+    write, schema = generation.ATOMIC[kind]
+    table = write(
         pd.read_parquet(candidates), llm, Prompt(**prompt), settings, template, llm.model_name
     )
-    _write(table, generation.SIMPLE_SCHEMA, out)
-
-
-def disjunctive_step(
-    candidates: Path_,
-    out: Path_,
-    llm: LLMClient,
-    prompt: dict,
-    template: str | None,
-    settings: generation.GenerationSettings,
-) -> None:
-    table = generation.disjunctive_questions(
-        pd.read_parquet(candidates), llm, Prompt(**prompt), settings, template, llm.model_name
-    )
-    _write(table, generation.DISJUNCTIVE_SCHEMA, out)
+    _write(table, schema, out)
 
 
 def compose_step(
     operator: str,
-    candidates: Path_,
-    simple: Path_ | None,
-    disjunctive: Path_ | None,
-    out: Path_,
+    candidates: PathLike,
+    simple: PathLike | None,
+    disjunctive: PathLike | None,
+    out: PathLike,
     llm: LLMClient,
     prompt: dict,
     template: str | None,
@@ -78,9 +67,9 @@ def compose_step(
 
 
 def filter_step(
-    questions: Path_,
-    candidates: Path_,
-    out: Path_,
+    questions: PathLike,
+    candidates: PathLike,
+    out: PathLike,
     llm: LLMClient,
     prompt: dict,
     seed: int,
@@ -104,10 +93,10 @@ def filter_step(
 
 
 def assemble_step(
-    questions: list[Path_],
-    answers: list[Path_],
-    all_out: Path_,
-    kept_out: Path_,
+    questions: list[PathLike],
+    answers: list[PathLike],
+    all_out: PathLike,
+    kept_out: PathLike,
     mode: str,
     train_fraction: float,
     seed: int,
@@ -119,7 +108,11 @@ def assemble_step(
 
 
 def statistics_step(
-    all_questions: Path_, steps: dict[str, Path_], csv_out: Path_, md_out: Path_, report_out: Path_
+    all_questions: PathLike,
+    steps: dict[str, PathLike],
+    csv_out: PathLike,
+    md_out: PathLike,
+    report_out: PathLike,
 ) -> None:
     table = pd.read_parquet(all_questions)
     dataset.write_table1(dataset.table1(table), csv_out, md_out)
@@ -127,5 +120,5 @@ def statistics_step(
     Path(report_out).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
 
 
-def beir_step(kept: Path_, corpus: Path_, out: dict[str, str]) -> None:
+def beir_step(kept: PathLike, corpus: PathLike, out: dict[str, str]) -> None:
     dataset.export_beir(pd.read_parquet(kept), corpus, out)

@@ -55,6 +55,7 @@ wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
     shard=r"\d+",
     n_shards=r"\d+",
+    kind="simple|disjunctive",
     operator="and|or|not",
 
 

@@ -1,54 +1,31 @@
-# LLM stages (paper sections 4.2-4.4). Each job starts its own LLM session (for backend local,
-# the embedded llama.cpp server inside the job) and holds one `llm_slots` unit, so the
+# LLM stages (paper sections 4.2-4.4): atomic (simple, disjunctive) questions, AND/OR/NOT
+# composition, the cyclic-consistency filter. Each job starts its own LLM session (for backend
+# local, the embedded llama.cpp server inside the job) and holds one `llm_slots` unit, so the
 # scheduler caps how many LLM jobs run at once. Every answer goes through the response cache.
 
 
-rule simple_questions:
+rule atomic_questions:
     input:
         candidates="results/{corpus}/candidates.parquet",
     output:
-        questions="results/{corpus}/questions/simple.parquet",
-        accounting="results/{corpus}/llm_accounting/simple.json",
-    log:
-        "logs/{corpus}/simple_questions.log",
-    benchmark:
-        "benchmarks/{corpus}/simple_questions.tsv"
-    conda:
-        "../envs/llm.yaml"
-    resources:
-        llm_slots=1,
+        questions="results/{corpus}/questions/{kind}.parquet",
+        accounting="results/{corpus}/llm_accounting/{kind}.json",
     params:
         llm=config["llm"],
         seed=config["seed"],
-        prompt=lambda wc: prompt_params("simple"),
-        template=lambda wc: template_for("simple"),
+        prompt=lambda wc: prompt_params(wc.kind),
+        template=lambda wc: template_for(wc.kind),
         generation=GENERATION_PARAMS,
-    script:
-        "../workflow_scripts/simple_questions.py"
-
-
-rule disjunctive_questions:
-    input:
-        candidates="results/{corpus}/candidates.parquet",
-    output:
-        questions="results/{corpus}/questions/disjunctive.parquet",
-        accounting="results/{corpus}/llm_accounting/disjunctive.json",
-    log:
-        "logs/{corpus}/disjunctive_questions.log",
-    benchmark:
-        "benchmarks/{corpus}/disjunctive_questions.tsv"
-    conda:
-        "../envs/llm.yaml"
     resources:
         llm_slots=1,
-    params:
-        llm=config["llm"],
-        seed=config["seed"],
-        prompt=lambda wc: prompt_params("disjunctive"),
-        template=lambda wc: template_for("disjunctive"),
-        generation=GENERATION_PARAMS,
+    log:
+        "logs/{corpus}/{kind}_questions.log",
+    benchmark:
+        "benchmarks/{corpus}/{kind}_questions.tsv"
+    conda:
+        "../envs/llm.yaml"
     script:
-        "../workflow_scripts/disjunctive_questions.py"
+        "../workflow_scripts/atomic_questions.py"
 
 
 rule compose_questions:

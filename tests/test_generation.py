@@ -32,15 +32,19 @@ def candidates(groups=GROUPS) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["group", "cluster", "slot", "pid", "title", "text"])
 
 
+def scripted_client(server, cache_dir) -> LLMClient:
+    settings = LLMSettings(
+        backend="openai", model="scripted", cache_dir=str(cache_dir), seed=BASE_SEED
+    )
+    client = LLMClient(settings, server.base_url, "scripted", "scripted")
+    client.server = server
+    return client
+
+
 @pytest.fixture
 def llm(tmp_path):
     with FakeOpenAIServer(responder=respond) as server:
-        settings = LLMSettings(
-            backend="openai", model="scripted", cache_dir=str(tmp_path), seed=BASE_SEED
-        )
-        client = LLMClient(settings, server.base_url, "scripted", "scripted")
-        client.server = server
-        yield client
+        yield scripted_client(server, tmp_path)
 
 
 def settings(**overrides) -> GenerationSettings:
@@ -137,13 +141,7 @@ def test_template_fallback_for_a_composition(tmp_path):
         return "No." if user.startswith("AND|") else respond(body)
 
     with FakeOpenAIServer(responder=never_valid_and) as server:
-        client = LLMClient(
-            LLMSettings(backend="openai", model="s", cache_dir=str(tmp_path), seed=BASE_SEED),
-            server.base_url,
-            "s",
-            "s",
-        )
-        _, _, composed = generate_all(client, candidates(GROUPS[:1]))
+        _, _, composed = generate_all(scripted_client(server, tmp_path), candidates(GROUPS[:1]))
     row = composed["AND"].iloc[0]
     constraint = f"what is {row.positives[0][2:]}"
     assert row.status == "fallback" and row.source == "template"
@@ -322,13 +320,7 @@ def test_a_composition_that_repeats_its_operand_is_invalid(tmp_path):
         return user.split("|")[1] if user.startswith("AND|") else respond(body)
 
     with FakeOpenAIServer(responder=lazy_and) as server:
-        client = LLMClient(
-            LLMSettings(backend="openai", model="s", cache_dir=str(tmp_path), seed=BASE_SEED),
-            server.base_url,
-            "s",
-            "s",
-        )
-        _, _, composed = generate_all(client, candidates(GROUPS[:1]))
+        _, _, composed = generate_all(scripted_client(server, tmp_path), candidates(GROUPS[:1]))
     row = composed["AND"].iloc[0]
     assert (row.status, row.reason, row.attempts) == ("fallback", "repeats_operand", 3)
 

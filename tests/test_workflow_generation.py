@@ -135,12 +135,7 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
     workflow.write_config(tiny_config(candidates={"n_groups": 2}))
     result = workflow.run("--dry-run")
     jobs = result.stdout.split("\nrule ")[1:]
-    llm_rules = (
-        "simple_questions",
-        "disjunctive_questions",
-        "compose_questions",
-        "filter_questions",
-    )
+    llm_rules = ("atomic_questions", "compose_questions", "filter_questions")
     llm_jobs = [job for job in jobs if job.startswith(llm_rules)]
     assert len(llm_jobs) == 8
     assert all("llm_slots=1" in job for job in llm_jobs)

@@ -1,11 +1,12 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.generation import GenerationSettings
-from boolbench.steps import simple_step
+from boolbench.steps import atomic_step
 from boolbench.workflow import llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:
-    simple_step(
+    atomic_step(
+        snakemake.wildcards.kind,
         snakemake.input.candidates,
         snakemake.output.questions,
         llm,
