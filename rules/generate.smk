@@ -10,20 +10,20 @@ rule atomic_questions:
     output:
         questions="results/{corpus}/questions/{kind}.parquet",
         accounting="results/{corpus}/llm_accounting/{kind}.json",
-    params:
-        llm=config["llm"],
-        seed=config["seed"],
-        prompt=lambda wc: prompt_params(wc.kind),
-        template=lambda wc: template_for(wc.kind),
-        generation=GENERATION_PARAMS,
-    resources:
-        llm_slots=1,
     log:
         "logs/{corpus}/{kind}_questions.log",
     benchmark:
         "benchmarks/{corpus}/{kind}_questions.tsv"
     conda:
         "../envs/llm.yaml"
+    resources:
+        llm_slots=1,
+    params:
+        llm=config["llm"],
+        seed=config["seed"],
+        prompt=lambda wc: prompt_params(wc.kind),
+        template=lambda wc: template_for(wc.kind),
+        generation=GENERATION_PARAMS,
     script:
         "../workflow_scripts/atomic_questions.py"
 
