@@ -10,6 +10,7 @@ include: "rules/cluster.smk"
 include: "rules/candidates.smk"
 include: "rules/generate.smk"
 include: "rules/dataset.smk"
+include: "rules/evaluate.smk"
 
 
 rule all:
@@ -18,3 +19,4 @@ rule all:
         expand("results/{corpus}/boolquestions.parquet", corpus=CORPORA),
         expand("results/{corpus}/tables/table1.md", corpus=CORPORA),
         expand("results/{corpus}/beir/qrels/test.tsv", corpus=CORPORA),
+        expand("results/{corpus}/tables/table2.md", corpus=CORPORA),

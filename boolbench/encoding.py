@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +78,12 @@ def load_encoder(settings: EncoderSettings, threads: int | None = None):
     return model
 
 
+def embedding_dimension(model) -> int:
+    """The output dimension of a SentenceTransformer (the method was renamed in version 6)."""
+    getter = getattr(model, "get_embedding_dimension", None)
+    return int(getter() if getter else model.get_sentence_embedding_dimension())
+
+
 def encode_texts(model, texts: list[str], settings: EncoderSettings, progress: bool = True):
     """float32 [len(texts), dim] embeddings."""
     embeddings = model.encode(
@@ -106,19 +112,25 @@ def encode_shard(
     threads: int | None = None,
 ) -> int:
     """Encode one contiguous shard of corpus.parquet into a .npy file; returns its row count."""
-    start, stop = shard_bounds(row_count(corpus_path), shard, n_shards)
-    texts = read_row_range(corpus_path, start, stop, columns=["text"]).column("text").to_pylist()
-    log.info("shard %d/%d: rows %d-%d (%d passages)", shard, n_shards, start, stop, len(texts))
+    texts = shard_texts(corpus_path, shard, n_shards)
     model = load_encoder(settings, threads)
     if texts:
         embeddings = encode_texts(model, texts, settings)
     else:
-        embeddings = np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
-    _save_npy_atomic(embeddings, out_path)
+        embeddings = np.zeros((0, embedding_dimension(model)), dtype=np.float32)
+    save_npy_atomic(embeddings, out_path)
     return len(texts)
 
 
-def _save_npy_atomic(array: np.ndarray, path: str | os.PathLike) -> None:
+def shard_texts(corpus_path: str | os.PathLike, shard: int, n_shards: int) -> list[str]:
+    """The passage texts of one contiguous shard of corpus.parquet."""
+    start, stop = shard_bounds(row_count(corpus_path), shard, n_shards)
+    texts = read_row_range(corpus_path, start, stop, columns=["text"]).column("text").to_pylist()
+    log.info("shard %d/%d: rows %d-%d (%d passages)", shard, n_shards, start, stop, len(texts))
+    return texts
+
+
+def save_npy_atomic(array: np.ndarray, path: str | os.PathLike) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.tmp-{os.getpid()}.npy")
@@ -136,9 +148,12 @@ def gather_shards(
     shard_paths: list[str],
     corpus_path: str | os.PathLike,
     out_path: str | os.PathLike,
-    settings: EncoderSettings,
+    meta: dict,
 ) -> None:
-    """Concatenate shard files (in order) into one embeddings file with its id map."""
+    """Concatenate shard files (in order) into one embeddings file with its id map.
+
+    `meta` (the encoder settings) is stored as JSON in the id map's schema metadata.
+    """
     shards = [np.load(p, mmap_mode="r") for p in shard_paths]
     pids = pq.read_table(corpus_path, columns=["pid"]).column("pid")
     total = sum(len(s) for s in shards)
@@ -161,7 +176,7 @@ def gather_shards(
         offset += len(shard)
     merged.flush()
     del merged
-    meta = {**asdict(settings), "dim": int(dim)}
+    meta = {**meta, "dim": int(dim)}
     table = pa.table({"pid": pids}, schema=PIDS_SCHEMA).replace_schema_metadata(
         {"boolbench": json.dumps(meta, sort_keys=True)}
     )

@@ -13,6 +13,11 @@ from boolbench.config import validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
 from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
+from boolbench.retrievers import (
+    DENSE_KINDS,
+    encoding_params,
+    shares_clustering_embeddings,
+)
 
 # A --configfile given on the command line replaces the default config instead of merging
 # into it (merging would mix the default corpora into the user's).
@@ -51,8 +56,28 @@ if config["llm"]["backend"] == "openai" and config["llm"]["api_key_env"]:
         config["llm"]["api_key_env"],
 
 
+# The retriever registry, by kind: each kind's rules only match its own model names.
+MODELS = list(config["models"])
+
+
+def models_of(*kinds):
+    return [m for m in MODELS if config["models"][m]["kind"] in kinds]
+
+
+def name_pattern(names):
+    """A wildcard constraint matching exactly `names` (never matching when there are none)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+DENSE_MODELS = name_pattern(models_of(*DENSE_KINDS))
+BM25_MODELS = name_pattern(models_of("bm25"))
+FIRST_STAGE_MODELS = name_pattern(models_of(*DENSE_KINDS, "bm25"))
+RERANKERS = name_pattern(models_of("cross-encoder"))
+
+
 wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
+    model=name_pattern(MODELS),
     shard=r"\d+",
     n_shards=r"\d+",
     kind="simple|disjunctive",
@@ -121,3 +146,69 @@ def compose_inputs(wildcards):
     if wildcards.operator in ("and", "not"):
         inputs["disjunctive"] = f"{base}/questions/disjunctive.parquet"
     return inputs
+
+
+def model_entry(wildcards):
+    return config["models"][wildcards.model]
+
+
+def model_encoding(wildcards):
+    """What determines a model's passage vectors (parameters of its encoding jobs)."""
+    return encoding_params(model_entry(wildcards))
+
+
+def model_search_params(wildcards):
+    """A model's entry without the keys that cannot change its run."""
+    return {k: v for k, v in model_entry(wildcards).items() if k != "shards"}
+
+
+def model_shards(wildcards):
+    n_shards = model_entry(wildcards)["shards"]
+    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
+    return [f"{base}/shard-{i}-of-{n_shards}.npy" for i in range(n_shards)]
+
+
+def model_embeddings(wildcards):
+    """The clustering encoder's embeddings when the model would compute the same vectors."""
+    if shares_clustering_embeddings(model_entry(wildcards), encoder_params(wildcards)):
+        return {
+            "embeddings": f"results/{wildcards.corpus}/embeddings.npy",
+            "pids": f"results/{wildcards.corpus}/embeddings.pids.parquet",
+        }
+    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
+    return {
+        "embeddings": f"{base}/embeddings.npy",
+        "pids": f"{base}/embeddings.pids.parquet",
+    }
+
+
+def search_inputs(wildcards):
+    base = f"results/{wildcards.corpus}"
+    inputs = {
+        "questions": f"{base}/boolquestions.parquet",
+        "queries": f"{base}/original_queries.parquet",
+        "corpus": f"{base}/corpus.parquet",
+    }
+    if model_entry(wildcards)["kind"] == "bm25":
+        return inputs | {"index": f"{base}/models/{wildcards.model}/bm25"}
+    return (
+        inputs
+        | model_embeddings(wildcards)
+        | {"index": f"{base}/models/{wildcards.model}/index.faiss"}
+    )
+
+
+def rerank_inputs(wildcards):
+    base = f"results/{wildcards.corpus}"
+    first_stage = model_entry(wildcards)["rerank"]
+    return {
+        "run": f"{base}/runs/{first_stage}.parquet",
+        "original_run": f"{base}/runs/original/{first_stage}.parquet",
+        "questions": f"{base}/boolquestions.parquet",
+        "queries": f"{base}/original_queries.parquet",
+        "corpus": f"{base}/corpus.parquet",
+    }
+
+
+def rerank_depth(wildcards):
+    return model_entry(wildcards)["depth"] or config["evaluation"]["depth"]

@@ -22,10 +22,12 @@ def tiny_config(**overrides) -> dict:
         "encoder": {"batch_size": 16, "max_seq_length": 128, "shards": 2},
         "clustering": {"sample_size": 40, "svd_components": 8, "n_clusters": 8},
         "candidates": {"n_groups": 4},
+        # One fast retriever; tests/test_workflow_evaluation.py runs the other kinds.
+        "models": {"bm25": {"kind": "bm25"}},
     }
     for section, values in overrides.items():
-        # Sections merge key by key; `corpora` is replaced as a whole.
-        if section != "corpora" and isinstance(config.get(section), dict):
+        # Sections merge key by key; `corpora` and `models` are replaced as a whole.
+        if section not in ("corpora", "models") and isinstance(config.get(section), dict):
             config[section] = {**config[section], **values}
         else:
             config[section] = values
@@ -40,7 +42,9 @@ class Workflow:
 
     def write_config(self, config: dict) -> Path:
         path = self.workdir / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path.write_text(
+            yaml.safe_dump(config, sort_keys=False)
+        )  # keep the order: Table 2 rows follow it
         return path
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:

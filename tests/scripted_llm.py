@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from boolbench.prompts import Prompt
+from tests.conftest import tiny_config
 
 TEST_PROMPTS = {
     "simple": {"system": "Q", "template": "SIMPLE|{paragraph}"},
@@ -79,3 +80,19 @@ def respond(body: dict) -> str:
             return "Cannot answer"
         return f"It is {word}."
     return "?"
+
+
+def scripted_config(server, **overrides):
+    prompts = {step: p["template"] for step, p in TEST_PROMPTS.items()}
+    prompts |= {"questioner_system": "Q", "answerer_system": "A"}
+    return tiny_config(
+        llm={
+            "backend": "openai",
+            "base_url": server.base_url,
+            "model": "scripted",
+            "cache_dir": "cache",
+            "backoff_s": 0.01,
+        },
+        generation={"prompts": prompts},
+        **overrides,
+    )

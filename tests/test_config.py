@@ -78,6 +78,14 @@ def test_example_config_for_own_corpora_is_valid():
     assert config["corpora"]["nq"]["clustering"]["sample_size"] == 4000  # the default
 
 
+def test_example_config_with_the_papers_models_is_valid():
+    config = load_config_file(str(REPO / "resources/examples/config.paper_models.yaml"))
+    models = config["models"]
+    assert models["e5-base-v2"]["query_prefix"] == "query: "
+    assert models["distilbert-dot-v5"]["similarity"] == "dot"
+    assert models["bm25-MiniLM-L6-ce"]["rerank"] == "bm25"
+
+
 def test_llm_defaults_and_openai_needs_a_model():
     config = validate_config(minimal())
     assert config["llm"]["backend"] == "local" and config["llm"]["local_model"] == "qwen-0.5b"

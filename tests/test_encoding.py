@@ -1,3 +1,5 @@
+from dataclasses import asdict
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,7 +72,7 @@ def test_sharded_encoding_equals_one_encode_call(tmp_path, monkeypatch):
     shards = [tmp_path / f"shard-{i}.npy" for i in range(3)]
     for i, shard in enumerate(shards):
         encode_shard(corpus, i, 3, settings, shard, threads=1)
-    gather_shards([str(s) for s in shards], corpus, tmp_path / "emb.npy", settings)
+    gather_shards([str(s) for s in shards], corpus, tmp_path / "emb.npy", asdict(settings))
     pids, vectors = load_embeddings(tmp_path / "emb.npy")
 
     direct = encode_texts(load_encoder(settings), TEXTS, settings, progress=False)
@@ -88,4 +90,4 @@ def test_gather_rejects_shards_of_another_corpus(tmp_path):
     write_corpus(corpus, TEXTS)
     np.save(tmp_path / "s0.npy", np.zeros((3, 4), np.float32))
     with pytest.raises(InputError, match="has 5 passages but the shards hold 3 rows"):
-        gather_shards([str(tmp_path / "s0.npy")], corpus, tmp_path / "e.npy", EncoderSettings())
+        gather_shards([str(tmp_path / "s0.npy")], corpus, tmp_path / "e.npy", {})

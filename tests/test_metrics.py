@@ -1,0 +1,141 @@
+"""Metrics against hand-computed values and against ir_measures (pytrec_eval) on the same runs."""
+
+import math
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pytest
+from ir_measures import RR, R, nDCG
+
+from boolbench.evaluation import aggregate
+from boolbench.metrics import per_query
+from boolbench.runs import rank_hits
+
+
+def run_of(ranked: dict[str, list[str]]) -> pd.DataFrame:
+    rows = [
+        (qid, pid, rank, float(-rank))
+        for qid, pids in ranked.items()
+        for rank, pid in enumerate(pids, 1)
+    ]
+    return pd.DataFrame(rows, columns=["qid", "pid", "rank", "score"])
+
+
+def test_hand_computed_values():
+    run = run_of({"q1": ["a", "b", "c", "d"], "q2": ["x", "y"], "q3": ["n1", "p"]})
+    positives = {"q1": {"c": 1.0, "z": 1.0}, "q2": {"y": 1.0}, "q3": {"p": 1.0}, "q4": {"p": 1.0}}
+    negatives = {"q1": {"a", "zz"}, "q3": {"n1"}}
+    scores = per_query(run, positives, negatives).set_index("qid")
+    assert scores.loc["q1", "MRR@10"] == pytest.approx(1 / 3)
+    assert scores.loc["q1", "NegRecall@10"] == pytest.approx(0.5)  # a found, zz not
+    assert scores.loc["q1", "Recall@100"] == pytest.approx(0.5)
+    ideal = 1 + 1 / math.log2(3)
+    assert scores.loc["q1", "nDCG@10"] == pytest.approx((1 / math.log2(4)) / ideal)
+    assert scores.loc["q2", "MRR@10"] == pytest.approx(0.5)
+    assert math.isnan(scores.loc["q2", "NegRecall@10"])  # no negatives: undefined
+    assert scores.loc["q3", "NegRecall@10"] == 1.0
+    assert scores.loc["q4", "MRR@10"] == 0.0  # not in the run: nothing retrieved
+
+
+def test_mrr_counts_only_the_top_ten():
+    pids = [f"n{i}" for i in range(10)] + ["p"]
+    scores = per_query(run_of({"q": pids}), {"q": {"p": 1.0}})
+    assert scores.loc[0, "MRR@10"] == 0.0
+    assert scores.loc[0, "Recall@100"] == 1.0
+
+
+def test_tie_rule_is_score_then_pid_descending():
+    hits = pd.DataFrame(
+        {
+            "qid": ["q", "q", "q", "q", "r"],
+            "pid": ["b", "c", "a", "d", "a"],
+            "score": [1.0, 2.0, 1.0, 1.0, 0.5],
+        }
+    )
+    run = rank_hits(hits, ["r", "q"], depth=3)
+    assert run["qid"].tolist() == ["r", "q", "q", "q"]  # queries in the given order
+    assert run["pid"].tolist() == ["a", "c", "d", "b"]  # ties by pid descending, depth 3
+    assert run["rank"].tolist() == [1, 1, 2, 3]
+
+
+def random_case(seed: int, n_queries: int = 60, n_docs: int = 150):
+    """Runs with many tied scores, and positives/negatives drawn from the same documents."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i:03d}" for i in range(n_docs)]
+    rows, positives, negatives = [], {}, {}
+    for q in range(n_queries):
+        qid = f"q{q}"
+        retrieved = rng.choice(docs, size=rng.integers(5, 120), replace=False)
+        scores = rng.integers(0, 8, size=len(retrieved)) / 4  # coarse scores: many ties
+        rows += [(qid, d, s) for d, s in zip(retrieved, scores, strict=True)]
+        labelled = rng.choice(docs, size=6, replace=False)
+        positives[qid] = {d: float(rng.integers(1, 3)) for d in labelled[: rng.integers(1, 4)]}
+        negatives[qid] = set(labelled[4 : 4 + rng.integers(0, 3)])
+    hits = pd.DataFrame(rows, columns=["qid", "pid", "score"])
+    return hits, positives, negatives
+
+
+def ir_measures_values(run: pd.DataFrame, gains: dict, measure) -> dict[str, float]:
+    """Per-query values from ir_measures' pytrec_eval provider (trec_eval's own code)."""
+    qrels = pd.DataFrame(
+        [(q, d, int(g)) for q, docs in gains.items() for d, g in docs.items()],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    ir_run = run.rename(columns={"qid": "query_id", "pid": "doc_id"})[
+        ["query_id", "doc_id", "score"]
+    ]
+    provider = ir_measures.pytrec_eval
+    return {m.query_id: m.value for m in provider.iter_calc([measure], qrels, ir_run)}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_metrics_equal_ir_measures_on_runs_with_ties(seed):
+    hits, positives, negatives = random_case(seed)
+    run = rank_hits(hits, sorted(set(hits["qid"])), depth=100)
+    ours = per_query(run, positives, negatives).set_index("qid")
+    negative_gains = {q: dict.fromkeys(n, 1) for q, n in negatives.items() if n}
+    # trec_eval has no cutoff for RR: RR@10 is its RR over the run's top 10.
+    top10 = run[run["rank"] <= 10]
+    checks = [
+        ("MRR@10", RR, positives, top10),
+        ("Recall@100", R @ 100, positives, run),
+        ("nDCG@10", nDCG @ 10, positives, run),
+        ("NegRecall@10", R @ 10, negative_gains, run),
+    ]
+    for column, measure, gains, their_run in checks:
+        theirs = ir_measures_values(their_run, gains, measure)
+        assert set(theirs) == set(ours[column].dropna().index), column
+        for qid, value in theirs.items():
+            assert abs(ours.loc[qid, column] - value) < 1e-9, (column, qid)
+    # The ties matter: ordering them the other way changes some values.
+    flipped = hits.assign(pid_key=hits["pid"]).sort_values(
+        ["qid", "score", "pid_key"], ascending=[True, False, True]
+    )
+    flipped["rank"] = flipped.groupby("qid").cumcount() + 1
+    other = per_query(flipped[flipped["rank"] <= 100], positives, negatives).set_index("qid")
+    assert not np.allclose(other["MRR@10"], ours["MRR@10"])
+
+
+def test_aggregate_pools_all_questions_and_counts_negatives():
+    scores = pd.DataFrame(
+        {
+            "model": "m",
+            "query_set": "boolquestions",
+            "qid": ["a1", "a2", "a3", "o1", "n1"],
+            "type": ["AND", "AND", "AND", "OR", "NOT"],
+            "split": ["test", "test", "train", "test", "test"],
+            "MRR@10": [1.0, 1.0, 1.0, 0.0, 0.0],
+            "NegRecall@10": [np.nan, 0.5, np.nan, np.nan, 1.0],
+            "Recall@100": [1.0] * 5,
+            "nDCG@10": [1.0] * 5,
+        }
+    )
+    metrics = aggregate(scores).set_index(["split", "type", "metric"])
+    # Pooled: 3/5, not the mean of the type means (1 + 0 + 0) / 3.
+    assert metrics.loc[("all", "ALL", "MRR@10"), "value"] == pytest.approx(0.6)
+    assert metrics.loc[("all", "ALL", "NegRecall@10"), "value"] == pytest.approx(0.75)
+    assert metrics.loc[("all", "ALL", "NegRecall@10"), "n_queries"] == 2
+    assert metrics.loc[("test", "AND", "MRR@10"), "n_queries"] == 2
+    assert math.isnan(metrics.loc[("all", "OR", "NegRecall@10"), "value"])
+    assert metrics.loc[("all", "OR", "NegRecall@10"), "n_queries"] == 0

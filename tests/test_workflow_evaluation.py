@@ -1,0 +1,190 @@
+"""The evaluation stage of the real workflow: runs, scores, metrics.parquet and Table 2 for a
+registry of four kinds (reused, local sentence-transformers, bm25, cross-encoder), and what a
+change to the registry reruns. Questions come from the scripted fake LLM server."""
+
+import ir_measures
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from ir_measures import R, nDCG
+
+from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.runs import RUN_SCHEMA
+from tests.conftest import Workflow, tiny_config
+from tests.scripted_llm import respond, scripted_config
+from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
+
+
+def registry(models_dir):
+    return {
+        "minilm-l6": {
+            "kind": "sentence-transformers",
+            "model": "sentence-transformers/all-MiniLM-L6-v2",
+            "max_seq_length": 128,
+        },
+        "tiny-st": {
+            "kind": "sentence-transformers",
+            "model": str(models_dir / "st"),
+            "query_prompt_name": "query",
+            "shards": 1,
+        },
+        "bm25": {"kind": "bm25"},
+        "tiny-ce": {
+            "kind": "cross-encoder",
+            "model": str(models_dir / "cross"),
+            "rerank": "bm25",
+            "depth": 20,
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    models_dir = tmp_path_factory.mktemp("models")
+    tiny_sentence_transformer(models_dir)
+    tiny_cross_encoder(models_dir)
+    with FakeOpenAIServer(responder=respond) as server:
+        flow = Workflow(tmp_path_factory.mktemp("evaluation"))
+
+        def config(models):
+            return scripted_config(server, candidates={"n_groups": 3}, models=models)
+
+        flow.write_config(config(registry(models_dir)))
+        flow.run()
+        yield flow, config, registry(models_dir)
+
+
+def test_runs_follow_the_run_format(evaluated):
+    flow, _, models = evaluated
+    questions = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
+    queries = pd.read_parquet(flow.path("results/tiny/original_queries.parquet"))
+    assert len(questions) > 0 and len(queries) > 0
+    for model in models:
+        for path, query_ids in (
+            (f"results/tiny/runs/{model}.parquet", set(questions.qid)),
+            (f"results/tiny/runs/original/{model}.parquet", set(queries.qid)),
+        ):
+            table = pq.read_table(flow.path(path))
+            assert table.schema.equals(RUN_SCHEMA, check_metadata=False), path
+            run = table.to_pandas()
+            assert set(run.qid) <= query_ids
+            depth = 20 if model == "tiny-ce" else 100
+            for _, ranked in run.groupby("qid"):
+                assert ranked["rank"].tolist() == list(range(1, len(ranked) + 1))
+                assert len(ranked) <= depth and ranked["score"].is_monotonic_decreasing
+            if models[model]["kind"] != "bm25" and "rerank" not in models[model]:
+                assert set(run.qid) == query_ids
+                assert run.groupby("qid").size().eq(min(depth, 60)).all()
+    # bm25 leaves out passages without a shared term; the cross-encoder re-ranks its top 20.
+    for name in ("", "original/"):
+        bm25 = pd.read_parquet(flow.path(f"results/tiny/runs/{name}bm25.parquet"))
+        reranked = pd.read_parquet(flow.path(f"results/tiny/runs/{name}tiny-ce.parquet"))
+        expected = bm25.groupby("qid").size().clip(upper=20)
+        assert reranked.groupby("qid").size().sort_index().equals(expected.sort_index())
+
+
+def test_the_clustering_embeddings_are_reused_when_the_model_matches(evaluated):
+    flow, _, _ = evaluated
+    assert not flow.path("results/tiny/models/minilm-l6/embeddings.npy").exists()
+    assert flow.path("results/tiny/models/minilm-l6/index.faiss").exists()
+    assert flow.path("results/tiny/models/tiny-st/embeddings.npy").exists()
+
+
+def test_metrics_and_table2(evaluated):
+    flow, _, models = evaluated
+    metrics = pd.read_parquet(flow.path("results/tiny/metrics.parquet"))
+    assert set(metrics.model) == set(models)
+    per_model = metrics.groupby("model").size()
+    assert per_model.eq(3 * 4 * 4 + 4).all()  # splits x types x metrics, + original queries
+    table = pd.read_csv(flow.path("results/tiny/tables/table2.csv"))
+    assert table["model"].tolist() == list(models)
+    picked = metrics.set_index(["model", "query_set", "split", "type", "metric"])["value"]
+    for _, row in table.iterrows():
+        assert row["BDR MRR@10 ALL"] == pytest.approx(  # in percent
+            100 * picked[(row["model"], "boolquestions", "all", "ALL", "MRR@10")], abs=1e-4
+        )
+        assert row["BDR NegRecall@10 NOT"] == pytest.approx(
+            100 * picked[(row["model"], "boolquestions", "all", "NOT", "NegRecall@10")], abs=1e-4
+        )
+    markdown = flow.path("results/tiny/tables/table2.md").read_text()
+    assert all(f"| {m} |" in markdown for m in models) and "**" in markdown
+    assert "with negatives" in markdown
+    assert r"\textbf{" in flow.path("results/tiny/tables/table2.tex").read_text()
+
+
+def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
+    flow, _, models = evaluated
+    questions = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
+    qrels = pd.DataFrame(
+        [(q, p, 1) for q, ps in zip(questions.qid, questions.positives, strict=True) for p in ps],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    negatives = pd.DataFrame(
+        [(q, p, 1) for q, ns in zip(questions.qid, questions.negatives, strict=True) for p in ns],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    for model in models:
+        run = pd.read_parquet(flow.path(f"results/tiny/runs/{model}.parquet"))
+        run = run.rename(columns={"qid": "query_id", "pid": "doc_id"})
+        scores = pd.read_parquet(flow.path(f"results/tiny/scores/{model}.parquet"))
+        scores = scores[scores.query_set == "boolquestions"].set_index("qid")
+        for column, measure, labels in (
+            ("nDCG@10", nDCG @ 10, qrels),
+            ("Recall@100", R @ 100, qrels),
+            ("NegRecall@10", R @ 10, negatives),
+        ):
+            for value in ir_measures.pytrec_eval.iter_calc([measure], labels, run):
+                assert abs(scores.loc[value.query_id, column] - value.value) < 1e-9
+
+
+def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evaluated):
+    flow, config, models = evaluated
+    assert flow.planned_jobs() == {}
+    grown = {
+        **models,
+        "l3": {"kind": "onnx", "shards": 2},
+        "bm25-unstemmed": {"kind": "bm25", "stemmer": None},
+    }
+    flow.write_config(config(grown))
+    try:
+        assert flow.planned_jobs() == {
+            "encode_model_shard": 2,
+            "gather_model_embeddings": 1,
+            "build_faiss_index": 1,
+            "build_bm25_index": 1,
+            "search": 2,
+            "score_model": 2,
+            "evaluation_tables": 1,
+            "all": 1,
+        }
+        # Removing a model: the table must lose its row; no model job runs.
+        flow.write_config(config({k: v for k, v in models.items() if k != "tiny-st"}))
+        assert flow.planned_jobs() == {"evaluation_tables": 1, "all": 1}
+    finally:
+        flow.write_config(config(models))
+
+
+def test_a_changed_bm25_parameter_reruns_only_that_model(evaluated):
+    flow, config, models = evaluated
+    changed = {**models, "bm25": {**models["bm25"], "k1": 1.2}}
+    flow.write_config(config(changed))
+    try:
+        # bm25 and the cross-encoder re-ranking its run.
+        assert flow.planned_jobs() == {
+            "build_bm25_index": 1,
+            "search": 1,
+            "rerank": 1,
+            "score_model": 2,
+            "evaluation_tables": 1,
+            "all": 1,
+        }
+    finally:
+        flow.write_config(config(models))
+
+
+def test_an_unknown_model_kind_is_one_clear_error(workflow):
+    workflow.write_config(tiny_config(models={"mine": {"kind": "colbert"}}))
+    result = workflow.run("--dry-run", check=False)
+    assert result.returncode != 0
+    assert "models.mine.kind: 'colbert' is not one of" in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,12 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.bm25 import build_bm25
+from boolbench.retrievers import ModelSpec
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    build_bm25(
+        snakemake.input.corpus,
+        ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
+        snakemake.output[0],
+    )

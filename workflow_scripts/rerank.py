@@ -1,0 +1,17 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.retrieve import rerank_runs
+from boolbench.retrievers import ModelSpec
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    rerank_runs(
+        ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
+        base_runs=(snakemake.input.run, snakemake.input.original_run),
+        questions_path=snakemake.input.questions,
+        queries_path=snakemake.input.queries,
+        corpus_path=snakemake.input.corpus,
+        depth=snakemake.params.depth,
+        out=(snakemake.output.run, snakemake.output.original),
+        threads=snakemake.threads,
+    )

@@ -1,0 +1,18 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.retrieve import search
+from boolbench.retrievers import ModelSpec
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    search(
+        ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
+        index_path=snakemake.input.index,
+        embeddings_path=snakemake.input.get("embeddings"),
+        questions_path=snakemake.input.questions,
+        queries_path=snakemake.input.queries,
+        corpus_path=snakemake.input.corpus,
+        depth=snakemake.params.depth,
+        out=(snakemake.output.run, snakemake.output.original),
+        threads=snakemake.threads,
+    )
