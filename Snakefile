@@ -11,6 +11,7 @@ include: "rules/candidates.smk"
 include: "rules/generate.smk"
 include: "rules/dataset.smk"
 include: "rules/evaluate.smk"
+include: "rules/baselines.smk"
 
 
 rule all:
@@ -20,3 +21,4 @@ rule all:
         expand("results/{corpus}/tables/table1.md", corpus=CORPORA),
         expand("results/{corpus}/beir/qrels/test.tsv", corpus=CORPORA),
         expand("results/{corpus}/tables/table2.md", corpus=CORPORA),
+        expand("results/{corpus}/tables/table3.md", corpus=CORPORA),

@@ -73,6 +73,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     for name, entry in config["models"].items():
         _validate(entry, schema()["$defs"]["model"], f"models.{name}", source)
         _check_model(name, entry, config["models"], source)
+    _check_baselines(config, source)
     if config["llm"]["backend"] == "openai" and not config["llm"]["model"]:
         raise ConfigError(f"{source}: llm.model: backend 'openai' needs the model name to ask for")
     return config
@@ -131,6 +132,29 @@ def _check_model(name: str, entry: dict, models: dict, source: str) -> None:
             raise ConfigError(f"{where}.rerank: {base!r} is itself a cross-encoder")
     elif entry["rerank"] is not None:
         raise ConfigError(f"{where}.rerank: only a cross-encoder re-ranks another model's run")
+
+
+def _check_baselines(config: dict, source: str) -> None:
+    baselines, models = config["baselines"], config["models"]
+    retriever = baselines["retriever"]
+    if retriever not in models:
+        raise ConfigError(
+            f"{source}: baselines.retriever: {retriever!r} is not a model of this config "
+            f"(one of {sorted(models)})"
+        )
+    if models[retriever]["kind"] == "cross-encoder":
+        raise ConfigError(f"{source}: baselines.retriever: {retriever!r} is a cross-encoder")
+    if baselines["train_on"] and models[retriever]["kind"] != "sentence-transformers":
+        raise ConfigError(
+            f"{source}: baselines.train_on: contrastive training needs a sentence-transformers "
+            f"retriever, and {retriever!r} is {models[retriever]['kind']}; set train_on: []"
+        )
+    reserved = [name for name in models if name.startswith("contrastive-")]
+    if reserved:
+        raise ConfigError(
+            f"{source}: models.{reserved[0]}: names starting with 'contrastive-' are the "
+            "baselines' trained models"
+        )
 
 
 def load_config_file(path: str) -> dict[str, Any]:

@@ -93,10 +93,12 @@ TABLE2_COLUMNS = [
 ]  # fmt: skip
 
 
-def table2(metrics: pd.DataFrame, models: list[str], split: str = "all") -> pd.DataFrame:
-    """The paper's Table 2 in percent, one row per model in `models` order; NaN if undefined."""
+def metric_table(
+    metrics: pd.DataFrame, models: list[str], split: str, columns: list[tuple] = TABLE2_COLUMNS
+) -> pd.DataFrame:
+    """A table in percent, one row per model in `models` order; NaN where undefined."""
     table = pd.DataFrame({"model": models})
-    for header, query_set, kind, metric, _ in TABLE2_COLUMNS:
+    for header, query_set, kind, metric, _ in columns:
         wanted = metrics[
             (metrics["query_set"] == query_set)
             & (metrics["split"] == ("all" if query_set == "original" else split))
@@ -107,10 +109,15 @@ def table2(metrics: pd.DataFrame, models: list[str], split: str = "all") -> pd.D
     return table
 
 
-def best_marks(table: pd.DataFrame) -> pd.DataFrame:
+def table2(metrics: pd.DataFrame, models: list[str], split: str = "all") -> pd.DataFrame:
+    """The paper's Table 2 in percent, one row per model in `models` order; NaN if undefined."""
+    return metric_table(metrics, models, split, TABLE2_COLUMNS)
+
+
+def best_marks(table: pd.DataFrame, columns: list[tuple] = TABLE2_COLUMNS) -> pd.DataFrame:
     """True where a value is the best of its column (highest MRR, lowest NegRecall; ties all)."""
     marks = pd.DataFrame(False, index=table.index, columns=table.columns)
-    for header, *_, higher in TABLE2_COLUMNS:
+    for header, *_, higher in columns:
         values = table[header].round(2)
         if values.notna().any():
             best = values.max() if higher else values.min()
@@ -118,8 +125,8 @@ def best_marks(table: pd.DataFrame) -> pd.DataFrame:
     return marks
 
 
-def counts_line(metrics: pd.DataFrame, split: str) -> str:
-    """How many queries each Table 2 column averages over."""
+def counts_line(metrics: pd.DataFrame, split: str, original: bool = True) -> str:
+    """How many queries each column averages over."""
     rows = metrics[metrics["model"] == metrics["model"].iloc[0]]
 
     def n(query_set: str, split: str, kind: str, metric: str) -> int:
@@ -131,7 +138,7 @@ def counts_line(metrics: pd.DataFrame, split: str) -> str:
         ]
         return int(match["n_queries"].sum())
 
-    parts = [f"original queries {n('original', 'all', 'ALL', 'MRR@10')}"]
+    parts = [f"original queries {n('original', 'all', 'ALL', 'MRR@10')}"] if original else []
     for kind in ("ALL", *TYPES):
         parts.append(
             f"{kind} {n('boolquestions', split, kind, 'MRR@10')} "
@@ -143,8 +150,14 @@ def counts_line(metrics: pd.DataFrame, split: str) -> str:
 def write_tables(metrics: pd.DataFrame, models: list[str], split: str, out: dict[str, str]) -> None:
     """tables/table2.csv (numbers), .md and .tex (best value per column in bold)."""
     table = table2(metrics, models, split)
-    marks = best_marks(table)
-    note = counts_line(metrics, split)
+    write_table_files(table, TABLE2_COLUMNS, [counts_line(metrics, split)], out)
+
+
+def write_table_files(
+    table: pd.DataFrame, columns: list[tuple], notes: list[str], out: dict[str, str]
+) -> None:
+    """A metric table as .csv (numbers), .md and .tex (best value per column in bold)."""
+    marks = best_marks(table, columns)
     _write_text(out["csv"], table.round(4).to_csv(index=False))
 
     def cell(row: int, header: str, bold: tuple[str, str]) -> str:
@@ -154,28 +167,41 @@ def write_tables(metrics: pd.DataFrame, models: list[str], split: str, out: dict
         text = f"{value:.2f}"
         return f"{bold[0]}{text}{bold[1]}" if marks.at[row, header] else text
 
-    headers = [h for h, *_ in TABLE2_COLUMNS]
+    headers = [h for h, *_ in columns]
     lines = ["| Model | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
     for row in table.index:
         cells = [cell(row, h, ("**", "**")) for h in headers]
         lines.append(f"| {table.at[row, 'model']} | " + " | ".join(cells) + " |")
     legend = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
-    _write_text(out["md"], "\n".join([*lines, "", legend, note, ""]))
+    _write_text(out["md"], "\n".join([*lines, "", legend, *notes, ""]))
 
+    # Column groups share a header prefix ("BDR MRR@10"); the last word goes in the second row.
+    groups: list[list] = []
+    for header, *_, higher in columns:
+        prefix, _, last = header.rpartition(" ")
+        if groups and groups[-1][0] == prefix:
+            groups[-1][1].append(last)
+        else:
+            groups.append([prefix, [last], higher])
+    top, rules, start = [], [], 2
+    for prefix, lasts, higher in groups:
+        arrow = r"$\uparrow$" if higher else r"$\downarrow$"
+        top.append(rf"\multicolumn{{{len(lasts)}}}{{c}}{{{prefix} {arrow}}}")
+        rules.append(rf"\cmidrule(lr){{{start}-{start + len(lasts) - 1}}}")
+        start += len(lasts)
     tex = [
-        r"\begin{tabular}{lccccccccc}",
+        r"\begin{tabular}{l" + "c" * len(headers) + "}",
         r"\toprule",
-        r"Model & MRR@10 $\uparrow$ & \multicolumn{4}{c}{BDR MRR@10 $\uparrow$} & "
-        r"\multicolumn{4}{c}{BDR NegRecall@10 $\downarrow$} \\",
-        r"\cmidrule(lr){2-2} \cmidrule(lr){3-6} \cmidrule(lr){7-10}",
-        r" & ALL & ALL & AND & OR & NOT & ALL & AND & OR & NOT \\",
+        "Model & " + " & ".join(top) + r" \\",
+        " ".join(rules),
+        " & " + " & ".join(last for _, lasts, _ in groups for last in lasts) + r" \\",
         r"\midrule",
     ]
     for row in table.index:
         cells = [cell(row, h, (r"\textbf{", "}")) for h in headers]
         name = str(table.at[row, "model"]).replace("_", r"\_")
         tex.append(f"{name} & " + " & ".join(cells) + r" \\")
-    tex += [r"\bottomrule", r"\end{tabular}", f"% {note}", ""]
+    tex += [r"\bottomrule", r"\end{tabular}", *(f"% {note}" for note in notes), ""]
     _write_text(out["tex"], "\n".join(tex))
 
 

@@ -22,6 +22,7 @@ FIELDS = {
     "or": {"expression", "first", "second"},
     "not": {"expression", "question", "excluded"},
     "answerer": {"question", "paragraphs"},
+    "decompose": {"question"},
 }
 TEMPLATE_FIELDS = {
     "simple": {"title"},
@@ -33,6 +34,7 @@ TEMPLATE_FIELDS = {
 # Which system message goes with which prompt.
 SYSTEM_OF = {name: "questioner_system" for name in ("simple", "disjunctive", "and", "or", "not")}
 SYSTEM_OF["answerer"] = "answerer_system"
+SYSTEM_OF["decompose"] = "questioner_system"
 
 
 def load_prompt_file(path: str | Path = PROMPTS_FILE) -> dict:

@@ -2,6 +2,7 @@
 import os
 import re
 import sys
+from types import SimpleNamespace
 
 sys.path.insert(
     0, workflow.basedir
@@ -58,10 +59,16 @@ if config["llm"]["backend"] == "openai" and config["llm"]["api_key_env"]:
 
 # The retriever registry, by kind: each kind's rules only match its own model names.
 MODELS = list(config["models"])
+BASELINES = config["baselines"]
+# The baselines' contrastive models: the retriever's entry with the trained model's folder.
+TRAINED_MODELS = [f"contrastive-{subset}" for subset in BASELINES["train_on"]]
 
 
 def models_of(*kinds):
-    return [m for m in MODELS if config["models"][m]["kind"] in kinds]
+    names = [m for m in MODELS if config["models"][m]["kind"] in kinds]
+    if "sentence-transformers" in kinds:
+        names += TRAINED_MODELS
+    return names
 
 
 def name_pattern(names):
@@ -77,7 +84,9 @@ RERANKERS = name_pattern(models_of("cross-encoder"))
 
 wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
-    model=name_pattern(MODELS),
+    model=name_pattern(MODELS + TRAINED_MODELS),
+    subset="and|or|not|all",
+    method="decomposed|oracle",
     shard=r"\d+",
     n_shards=r"\d+",
     kind="simple|disjunctive",
@@ -149,7 +158,20 @@ def compose_inputs(wildcards):
 
 
 def model_entry(wildcards):
+    if wildcards.model in TRAINED_MODELS:
+        return config["models"][BASELINES["retriever"]] | {
+            "model": trained_model(wildcards)
+        }
     return config["models"][wildcards.model]
+
+
+def trained_model(wildcards):
+    return f"results/{wildcards.corpus}/models/{wildcards.model}/model"
+
+
+def trained_model_input(wildcards):
+    """A contrastive model's folder (an input of its encoding and search jobs), else nothing."""
+    return [trained_model(wildcards)] if wildcards.model in TRAINED_MODELS else []
 
 
 def model_encoding(wildcards):
@@ -189,13 +211,44 @@ def search_inputs(wildcards):
         "queries": f"{base}/original_queries.parquet",
         "corpus": f"{base}/corpus.parquet",
     }
+    return inputs | retriever_index(wildcards.corpus, wildcards.model, wildcards)
+
+
+def retriever_index(corpus, model, wildcards):
+    """The index (and, for dense models, the embeddings) a model searches."""
+    base = f"results/{corpus}/models/{model}"
     if model_entry(wildcards)["kind"] == "bm25":
-        return inputs | {"index": f"{base}/models/{wildcards.model}/bm25"}
-    return (
-        inputs
-        | model_embeddings(wildcards)
-        | {"index": f"{base}/models/{wildcards.model}/index.faiss"}
-    )
+        return {"index": f"{base}/bm25"}
+    return model_embeddings(wildcards) | {
+        "index": f"{base}/index.faiss",
+        "trained": trained_model_input(wildcards),
+    }
+
+
+def baseline_run_inputs(wildcards):
+    """A Boolean-operation run needs the retriever's index, run and the expressions."""
+    retriever = BASELINES["retriever"]
+    as_retriever = SimpleNamespace(corpus=wildcards.corpus, model=retriever)
+    base = f"results/{wildcards.corpus}"
+    inputs = {
+        "questions": f"{base}/boolquestions.parquet",
+        "base_run": f"{base}/runs/{retriever}.parquet",
+    }
+    if wildcards.method == "decomposed":
+        inputs["decomposed"] = f"{base}/baselines/decomposed.parquet"
+    return inputs | retriever_index(wildcards.corpus, retriever, as_retriever)
+
+
+def table3_inputs(wildcards):
+    base = f"results/{wildcards.corpus}"
+    return {
+        "base_scores": f"{base}/scores/{BASELINES['retriever']}.parquet",
+        "decomposed": f"{base}/baselines/runs/decomposed.parquet",
+        "oracle": f"{base}/baselines/runs/oracle.parquet",
+        "expressions": f"{base}/baselines/decomposed.parquet",
+        "questions": f"{base}/boolquestions.parquet",
+        "contrastive": [f"{base}/scores/{m}.parquet" for m in TRAINED_MODELS],
+    }
 
 
 def rerank_inputs(wildcards):

@@ -6,6 +6,7 @@
 rule encode_model_shard:
     input:
         corpus="results/{corpus}/corpus.parquet",
+        trained=trained_model_input,
     output:
         temp("results/{corpus}/models/{model}/shard-{shard}-of-{n_shards}.npy"),
     log:

@@ -24,6 +24,11 @@ def tiny_config(**overrides) -> dict:
         "candidates": {"n_groups": 4},
         # One fast retriever; tests/test_workflow_evaluation.py runs the other kinds.
         "models": {"bm25": {"kind": "bm25"}},
+        "baselines": {
+            "retriever": "bm25",
+            "train_on": [],
+            "decompose": {"retries": 0, "max_tokens": 96},  # keeps the real-model test short
+        },
     }
     for section, values in overrides.items():
         # Sections merge key by key; `corpora` and `models` are replaced as a whole.

@@ -15,6 +15,7 @@ responder knows the step from the prompt's first field and writes predictable qu
 
 from __future__ import annotations
 
+import json
 import re
 
 from boolbench.prompts import Prompt
@@ -27,6 +28,7 @@ TEST_PROMPTS = {
     "or": {"system": "Q", "template": "OR|{first}|{second}"},
     "not": {"system": "Q", "template": "NOT|{question}|{excluded}"},
     "answerer": {"system": "A", "template": "ANSWER|{question}|{paragraphs}"},
+    "decompose": {"system": "Q", "template": "DECOMPOSE|{question}"},
 }
 TEMPLATES = {
     "simple": "What is known about {title}?",
@@ -79,7 +81,23 @@ def respond(body: dict) -> str:
         ):
             return "Cannot answer"
         return f"It is {word}."
+    if step == "DECOMPOSE":
+        return json.dumps(decomposition(fields[0]))
     return "?"
+
+
+def decomposition(question: str) -> dict:
+    """NOT splits at "but not", OR at " or ", anything else is AND of the question and its
+    last keyword."""
+    body = question.rstrip("?")
+    if " but not " in body:
+        asked, excluded = body.split(" but not ", 1)
+        return {"operator": "NOT", "questions": [f"{asked}?", f"What is {excluded}?"]}
+    if " or " in body:
+        first, second = body.split(" or ", 1)
+        return {"operator": "OR", "questions": [f"{first}?", f"{second}?"]}
+    words = keywords_in(question) or ["It"]
+    return {"operator": "AND", "questions": [question, f"What is {words[-1]} known for?"]}
 
 
 def scripted_config(server, **overrides):

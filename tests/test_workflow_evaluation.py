@@ -47,7 +47,17 @@ def evaluated(tmp_path_factory):
         flow = Workflow(tmp_path_factory.mktemp("evaluation"))
 
         def config(models):
-            return scripted_config(server, candidates={"n_groups": 3}, models=models)
+            return scripted_config(
+                server,
+                candidates={"n_groups": 3},
+                models=models,
+                baselines={
+                    "retriever": "tiny-st",
+                    "split": "all",
+                    "train_on": ["not"],
+                    "training": {"max_steps": 2, "batch_size": 4},
+                },
+            )
 
         flow.write_config(config(registry(models_dir)))
         flow.run()
@@ -158,7 +168,7 @@ def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evalu
             "all": 1,
         }
         # Removing a model: the table must lose its row; no model job runs.
-        flow.write_config(config({k: v for k, v in models.items() if k != "tiny-st"}))
+        flow.write_config(config({k: v for k, v in models.items() if k != "minilm-l6"}))
         assert flow.planned_jobs() == {"evaluation_tables": 1, "all": 1}
     finally:
         flow.write_config(config(models))
@@ -180,6 +190,33 @@ def test_a_changed_bm25_parameter_reruns_only_that_model(evaluated):
         }
     finally:
         flow.write_config(config(models))
+
+
+def test_table3_rows_and_the_contrastive_models_go_through_the_evaluation(evaluated):
+    flow, _, _ = evaluated
+    table = pd.read_csv(flow.path("results/tiny/tables/table3.csv"))
+    assert table["model"].tolist() == [
+        "tiny-st",
+        "Decomposed query",
+        "Oracle decomposition",
+        "Boolean contrastive (NOT)",
+    ]
+    for name in ("contrastive-not",):
+        assert flow.path(f"results/tiny/models/{name}/model/config.json").exists()
+        assert flow.path(f"results/tiny/runs/{name}.parquet").exists()
+    # The base row equals tiny-st's row of Table 2 (same questions: the split is "all").
+    table2 = pd.read_csv(flow.path("results/tiny/tables/table2.csv")).set_index("model")
+    base = table.set_index("model").loc["tiny-st"]
+    assert base["BDR MRR@10 ALL"] == pytest.approx(table2.loc["tiny-st", "BDR MRR@10 ALL"])
+    decomposed = pd.read_parquet(flow.path("results/tiny/baselines/decomposed.parquet"))
+    assert decomposed["status"].eq("ok").all()
+    questions = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
+    assert sorted(decomposed["qid"]) == sorted(questions["qid"])
+    operators = dict(zip(decomposed.qid, decomposed.operator, strict=True))
+    assert all(operators[q] == t for q, t in zip(questions.qid, questions.type, strict=True))
+    oracle = pd.read_parquet(flow.path("results/tiny/baselines/runs/oracle.parquet"))
+    assert set(oracle["qid"]) <= set(questions["qid"])
+    assert "Decomposition failed for 0 of" in flow.path("results/tiny/tables/table3.md").read_text()
 
 
 def test_an_unknown_model_kind_is_one_clear_error(workflow):

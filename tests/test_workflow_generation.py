@@ -67,6 +67,9 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
             "search": 1,  # tiny_config's retriever sees the new questions
             "score_model": 1,
             "evaluation_tables": 1,
+            "decompose_questions": 1,  # the baselines too
+            "boolean_operation_run": 2,
+            "table3": 1,
             "all": 1,
         }
     finally:
@@ -122,8 +125,8 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
     workflow.write_config(tiny_config(candidates={"n_groups": 2}))
     result = workflow.run("--dry-run")
     jobs = result.stdout.split("\nrule ")[1:]
-    llm_rules = ("atomic_questions", "compose_questions", "filter_questions")
+    llm_rules = ("atomic_questions", "compose_questions", "filter_questions", "decompose_questions")
     llm_jobs = [job for job in jobs if job.startswith(llm_rules)]
-    assert len(llm_jobs) == 8
+    assert len(llm_jobs) == 9
     assert all("llm_slots=1" in job for job in llm_jobs)
     assert not any("llm_slots" in job for job in jobs if not job.startswith(llm_rules))

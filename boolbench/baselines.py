@@ -1,0 +1,175 @@
+"""The paper's baselines at the file level (section 6.3, Table 3): decomposition, Boolean
+operation runs (LLM and oracle expressions), contrastive training, and Table 3.
+
+Artifacts:
+- baselines/decomposed.parquet (boolbench.decompose), baselines/runs/{decomposed,oracle}.parquet
+  (the run format of boolbench.runs), models/contrastive-{subset}/model/ (boolbench.contrastive).
+- tables/table3.{csv,md,tex}: base retriever, decomposed query, oracle decomposition and the
+  contrastive models on MRR@10 and NegRecall@10 for ALL/AND/OR/NOT, on the baselines' split.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from boolbench.boolean_ops import boolean_run, make_scorer
+from boolbench.contrastive import TrainingSettings, train, training_examples
+from boolbench.decompose import DECOMPOSED_SCHEMA, decompose
+from boolbench.evaluation import (
+    TYPES,
+    aggregate,
+    counts_line,
+    metric_table,
+    write_table_files,
+)
+from boolbench.llm import LLMClient
+from boolbench.metrics import per_query
+from boolbench.parquet_io import write_table_atomic
+from boolbench.prompts import Prompt
+from boolbench.retrievers import ModelSpec
+from boolbench.runs import read_run, write_run
+
+PathLike = str | os.PathLike
+TABLE3_COLUMNS = [
+    *[(f"BDR MRR@10 {t}", "boolquestions", t, "MRR@10", True) for t in ("ALL", *TYPES)],
+    *[(f"BDR NegRecall@10 {t}", "boolquestions", t, "NegRecall@10", False)
+      for t in ("ALL", *TYPES)],
+]  # fmt: skip
+
+
+def questions_of_split(path: PathLike, split: str) -> pd.DataFrame:
+    questions = pd.read_parquet(path)
+    return questions if split == "all" else questions[questions["split"] == split]
+
+
+def decompose_step(
+    questions_path: PathLike,
+    out: PathLike,
+    llm: LLMClient,
+    prompt: dict,
+    split: str,
+    retries: int,
+    seed: int,
+    max_tokens: int,
+    json_schema: bool,
+) -> None:
+    """baselines/decomposed.parquet for the questions of `split`."""
+    questions = questions_of_split(questions_path, split)
+    frame = decompose(llm, Prompt(**prompt), questions, retries, seed, max_tokens, json_schema)
+    table = pa.Table.from_pandas(frame, schema=DECOMPOSED_SCHEMA, preserve_index=False)
+    write_table_atomic(table, out)
+
+
+def oracle_expressions(questions: pd.DataFrame) -> pd.DataFrame:
+    """The expression recorded when each question was composed (operator, operand questions)."""
+    return pd.DataFrame(
+        {
+            "qid": questions["qid"],
+            "operator": questions["operator"],
+            "questions": [list(texts) for texts in questions["operand_texts"]],
+        }
+    )
+
+
+def boolean_run_step(
+    method: str,
+    spec: ModelSpec,
+    index_path: PathLike,
+    embeddings_path: PathLike | None,
+    questions_path: PathLike,
+    decomposed_path: PathLike | None,
+    base_run_path: PathLike,
+    split: str,
+    k: int,
+    depth: int,
+    out: PathLike,
+    threads: int | None = None,
+) -> None:
+    """baselines/runs/{method}.parquet: merged lists of the LLM's (decomposed) or the recorded
+    (oracle) expressions. A failed decomposition keeps the retriever's own run."""
+    questions = questions_of_split(questions_path, split)
+    if method == "oracle":
+        expressions = oracle_expressions(questions)
+    else:
+        expressions = pd.read_parquet(decomposed_path)[["qid", "operator", "questions"]]
+        expressions = expressions[expressions["qid"].isin(set(questions["qid"]))]
+    scorer = make_scorer(spec, index_path, embeddings_path, threads)
+    run = boolean_run(expressions, scorer, k, depth, fallback=read_run(base_run_path))
+    write_run(run, out)
+
+
+def train_step(
+    spec: ModelSpec,
+    subset: str,
+    questions_path: PathLike,
+    simple_path: PathLike,
+    corpus_path: PathLike,
+    settings: TrainingSettings,
+    out: PathLike,
+    threads: int | None = None,
+) -> None:
+    corpus = pq.read_table(corpus_path, columns=["pid", "text"])
+    passages = dict(
+        zip(corpus.column("pid").to_pylist(), corpus.column("text").to_pylist(), strict=True)
+    )
+    examples = training_examples(
+        pd.read_parquet(questions_path),
+        pd.read_parquet(simple_path),
+        passages,
+        subset,
+        spec,
+        settings.simple_pairs,
+    )
+    train(spec, examples, settings, out, threads)
+
+
+def table3_step(
+    retriever: str,
+    base_scores: PathLike,
+    baseline_runs: dict[str, PathLike],
+    contrastive_scores: dict[str, PathLike],
+    questions_path: PathLike,
+    decomposed_path: PathLike,
+    split: str,
+    out: dict[str, str],
+) -> None:
+    """tables/table3.{csv,md,tex}: every row on the same questions (the baselines' split)."""
+    questions = questions_of_split(questions_path, split)
+    wanted = set(questions["qid"])
+    frames = [_bool_scores(pd.read_parquet(base_scores), retriever, wanted)]
+    for label, path in baseline_runs.items():
+        frames.append(_score_run(read_run(path), questions, label))
+    for label, path in contrastive_scores.items():
+        frames.append(_bool_scores(pd.read_parquet(path), label, wanted))
+    metrics = aggregate(pd.concat(frames, ignore_index=True))
+    rows = [retriever, *baseline_runs, *contrastive_scores]
+    table_split = "all"  # the questions were already restricted to `split`
+    table = metric_table(metrics, rows, table_split, TABLE3_COLUMNS)
+    decomposed = pd.read_parquet(decomposed_path)
+    failed = int((decomposed["status"] == "failed").sum())
+    notes = [
+        counts_line(metrics, table_split, original=False).replace("all split", f"{split} split"),
+        f"Decomposition failed for {failed} of {len(decomposed)} questions (they keep the "
+        f"{retriever} run).",
+    ]
+    write_table_files(table, TABLE3_COLUMNS, notes, out)
+
+
+def _bool_scores(scores: pd.DataFrame, label: str, qids: set[str]) -> pd.DataFrame:
+    scores = scores[(scores["query_set"] == "boolquestions") & scores["qid"].isin(qids)]
+    return scores.assign(model=label)
+
+
+def _score_run(run: pd.DataFrame, questions: pd.DataFrame, label: str) -> pd.DataFrame:
+    positives = {
+        q: dict.fromkeys(p, 1.0) for q, p in zip(questions.qid, questions.positives, strict=True)
+    }
+    negatives = {q: set(n) for q, n in zip(questions.qid, questions.negatives, strict=True)}
+    scores = per_query(run, positives, negatives).merge(
+        questions[["qid", "type", "split"]], on="qid"
+    )
+    return scores.assign(model=label, query_set="boolquestions")

@@ -1,0 +1,89 @@
+# The paper's baselines (section 6.3, Table 3): Boolean operations on decomposed questions (an
+# LLM's decomposition and, as an upper bound, the expression recorded at generation), and
+# Boolean contrastive continual training of the retriever. The trained models are evaluated
+# by the rules of evaluate.smk under the names contrastive-{subset}.
+
+
+rule decompose_questions:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+    output:
+        decomposed="results/{corpus}/baselines/decomposed.parquet",
+        accounting="results/{corpus}/llm_accounting/decompose.json",
+    log:
+        "logs/{corpus}/decompose_questions.log",
+    benchmark:
+        "benchmarks/{corpus}/decompose_questions.tsv"
+    conda:
+        "../envs/llm.yaml"
+    resources:
+        llm_slots=1,
+    params:
+        llm=config["llm"],
+        seed=config["seed"],
+        prompt=prompt_params("decompose"),
+        split=BASELINES["split"],
+        decompose=BASELINES["decompose"],
+    script:
+        "../workflow_scripts/decompose_questions.py"
+
+
+rule boolean_operation_run:
+    input:
+        unpack(baseline_run_inputs),
+    output:
+        "results/{corpus}/baselines/runs/{method}.parquet",
+    log:
+        "logs/{corpus}/baselines/{method}_run.log",
+    benchmark:
+        "benchmarks/{corpus}/baselines/{method}_run.tsv"
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        retriever=BASELINES["retriever"],
+        model=config["models"][BASELINES["retriever"]],
+        split=BASELINES["split"],
+        k=BASELINES["k"],
+        depth=config["evaluation"]["depth"],
+    script:
+        "../workflow_scripts/boolean_operation_run.py"
+
+
+rule train_contrastive:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+        simple="results/{corpus}/questions/simple.parquet",
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        directory("results/{corpus}/models/contrastive-{subset}/model"),
+    log:
+        "logs/{corpus}/baselines/train_contrastive-{subset}.log",
+    benchmark:
+        "benchmarks/{corpus}/baselines/train_contrastive-{subset}.tsv"
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        model=config["models"][BASELINES["retriever"]],
+        training=BASELINES["training"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/train_contrastive.py"
+
+
+rule table3:
+    input:
+        unpack(table3_inputs),
+    output:
+        csv="results/{corpus}/tables/table3.csv",
+        md="results/{corpus}/tables/table3.md",
+        tex="results/{corpus}/tables/table3.tex",
+    log:
+        "logs/{corpus}/table3.log",
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        retriever=BASELINES["retriever"],
+        trained=TRAINED_MODELS,
+        split=BASELINES["split"],
+    script:
+        "../workflow_scripts/table3.py"

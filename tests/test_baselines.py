@@ -1,0 +1,209 @@
+"""The paper's baselines: Boolean merges, decomposition against the fake server, runs over a
+real BM25 index, and contrastive training of a tiny model."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from boolbench.bm25 import build_bm25
+from boolbench.boolean_ops import BM25Scorer, boolean_run, merge
+from boolbench.contrastive import TrainingSettings, train, training_examples
+from boolbench.decompose import decompose, parse_expression
+from boolbench.llm import LLMClient, LLMSettings
+from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.prompts import Prompt
+from boolbench.retrievers import ModelSpec, load_dense_encoder
+from tests.test_retrieval import PASSAGES, write_corpus
+from tests.tiny_models import tiny_sentence_transformer
+
+
+def test_merge_and_sums_the_intersection():
+    lists = [{"a", "b", "c"}, {"b", "c", "d"}]
+    scores = [{"a": 1, "b": 2, "c": 3, "d": 0}, {"a": 5, "b": 1, "c": 0.5, "d": 4}]
+    assert merge("AND", lists, scores) == {"b": 3, "c": 3.5}
+
+
+def test_merge_or_takes_the_maximum_over_the_union():
+    lists = [{"a", "b"}, {"b", "d"}]
+    scores = [{"a": 1, "b": 2, "d": 0}, {"a": 5, "b": 1, "d": 4}]
+    assert merge("OR", lists, scores) == {"a": 5, "b": 2, "d": 4}
+
+
+def test_merge_not_subtracts_over_the_difference():
+    lists = [{"a", "b", "c"}, {"b"}]
+    scores = [{"a": 1, "b": 2, "c": 3}, {"a": 0.25, "b": 9, "c": 1}]
+    assert merge("NOT", lists, scores) == {"a": 0.75, "c": 2}
+
+
+def test_merge_of_lists_that_do_not_overlap():
+    lists = [{"a", "b"}, {"c"}]
+    scores = [{"a": 1, "b": 2, "c": 0}, {"a": 0, "b": 0, "c": 3}]
+    assert merge("AND", lists, scores) == {}
+    assert merge("OR", lists, scores) == {"a": 1, "b": 2, "c": 3}
+    assert merge("NOT", lists, scores) == {"a": 1, "b": 2}
+    with pytest.raises(ValueError, match="unknown Boolean operator 'XOR'"):
+        merge("XOR", lists, scores)
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ('{"operator": "not", "questions": ["A?", "B?"]}', ("NOT", ["A?", "B?"])),
+        ('```json\n{"operator": "OR", "questions": ["A?", " B? "]}\n```', ("OR", ["A?", "B?"])),
+    ],
+)
+def test_parse_expression(reply, expected):
+    assert parse_expression(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        ("AND: A? B?", "not_json"),
+        ('{"operator": "XOR", "questions": ["A?", "B?"]}', "bad_operator"),
+        ('{"operator": "AND", "questions": ["A?"]}', "wrong_count"),
+        ('{"operator": "AND", "questions": ["A?", "a?"]}', "repeated_question"),
+        ('{"operator": "AND", "questions": "A? B?"}', "bad_questions"),
+        ("", "empty"),
+    ],
+)
+def test_parse_expression_rejects(reply, reason):
+    with pytest.raises(ValueError, match=reason):
+        parse_expression(reply)
+
+
+def test_decompose_retries_then_records_failures(tmp_path):
+    formats = []
+
+    def respond(body):
+        formats.append(body.get("response_format", {}).get("type"))
+        question = body["messages"][-1]["content"]
+        if "never" in question:
+            return "I cannot do that."
+        if "later" in question and body["seed"] == 5:
+            return "not json yet"
+        return json.dumps({"operator": "AND", "questions": ["What is A?", "What is B?"]})
+
+    questions = pd.DataFrame(
+        {
+            "qid": ["q1", "q2", "q3"],
+            "type": ["AND", "OR", "NOT"],
+            "question": ["first", "later", "never"],
+        }
+    )
+    with FakeOpenAIServer(responder=respond) as server:
+        settings = LLMSettings(backend="openai", model="fake", cache_dir=str(tmp_path))
+        llm = LLMClient(settings, server.base_url, "fake", "fake")
+        frame = decompose(llm, Prompt("S", "{question}"), questions, 2, 5, 64).set_index("qid")
+    assert len(formats) == 3 + 2 + 1  # q2 once more, q3 twice more
+    assert set(formats) == {"json_schema"}  # the reply's schema constrains decoding
+    assert frame.loc["q1", "status"] == "ok" and frame.loc["q1", "attempts"] == 1
+    assert frame.loc["q2", "attempts"] == 2 and list(frame.loc["q2", "questions"]) == [
+        "What is A?",
+        "What is B?",
+    ]
+    assert frame.loc["q3", "status"] == "failed" and frame.loc["q3", "attempts"] == 3
+    assert frame.loc["q3", "reason"] == "not_json" and pd.isna(frame.loc["q3", "operator"])
+
+
+def test_boolean_run_over_a_real_bm25_index(tmp_path):
+    spec = ModelSpec(name="bm25", kind="bm25")
+    build_bm25(write_corpus(tmp_path / "corpus.parquet"), spec, tmp_path / "bm25")
+    scorer = BM25Scorer(spec, tmp_path / "bm25")
+    expressions = pd.DataFrame(
+        {
+            "qid": ["and", "or", "not", "failed"],
+            "operator": ["AND", "OR", "NOT", None],
+            "questions": [["cats", "dogs"], ["cats", "volcanoes"], ["cats", "dogs"], []],
+        }
+    )
+    fallback = pd.DataFrame({"qid": ["failed"], "pid": ["p3"], "rank": [1], "score": [1.0]})
+    run = boolean_run(expressions, scorer, k=2, depth=10, fallback=fallback)
+    by_qid = {q: g["pid"].tolist() for q, g in run.groupby("qid")}
+    assert by_qid["and"] == ["p4"]  # the only passage about both
+    assert set(by_qid["or"]) == {"p1", "p4", "p5"}
+    assert by_qid["not"] == ["p1"]  # cats, but not the passage that also has dogs
+    assert by_qid["failed"] == ["p3"]  # a failed decomposition keeps the retriever's run
+    lists, scores = scorer.score(["cats", "dogs"], 4)
+    expected = scores[0]["p1"] - scores[1]["p1"]
+    assert run.loc[run.qid == "not", "score"].item() == pytest.approx(expected)
+
+
+def test_training_examples_from_the_train_split():
+    questions = pd.DataFrame(
+        {
+            "qid": ["a", "b", "c"],
+            "type": ["NOT", "OR", "NOT"],
+            "question": ["Cats but not dogs?", "Cats or volcanoes?", "Test question?"],
+            "split": ["train", "train", "test"],
+            "group": [0, 0, 1],
+            "positives": [["p1"], ["p1", "p5"], ["p2"]],
+            "negatives": [["p4"], [], ["p3"]],
+        }
+    )
+    simple = pd.DataFrame(
+        {"group": [0, 1], "pid": ["p1", "p2"], "question": ["What is a cat?", "Dogs?"]}
+    )
+    spec = ModelSpec(name="m", kind="sentence-transformers", query_prefix="query: ")
+    examples = training_examples(questions, simple, PASSAGES, "not", spec)
+    assert examples["triplets"].values.tolist() == [
+        ["query: Cats but not dogs?", PASSAGES["p1"], PASSAGES["p4"]]
+    ]
+    assert examples["pairs"].values.tolist() == [["query: What is a cat?", PASSAGES["p1"]]]
+    everything = training_examples(questions, simple, PASSAGES, "all", spec, simple_pairs=False)
+    assert len(everything["triplets"]) == 1 and len(everything["pairs"]) == 2  # OR: 2 positives
+
+
+def test_a_few_training_steps_change_the_weights_and_the_model_reloads(tmp_path):
+    base = ModelSpec(
+        name="m", kind="sentence-transformers", model=str(tiny_sentence_transformer(tmp_path))
+    )
+    examples = {
+        "triplets": pd.DataFrame(
+            {
+                "anchor": ["cats but not dogs?", "volcanoes?"] * 4,
+                "positive": [PASSAGES["p1"], PASSAGES["p5"]] * 4,
+                "negative": [PASSAGES["p4"], PASSAGES["p3"]] * 4,
+            }
+        )
+    }
+    settings = TrainingSettings(batch_size=2, max_steps=3, learning_rate=1e-3, seed=1)
+    out = tmp_path / "trained"
+    train(base, examples, settings, out)
+    before = load_dense_encoder(base).encode_passages(list(PASSAGES.values()))
+    trained = ModelSpec(name="t", kind="sentence-transformers", model=str(out))
+    after = load_dense_encoder(trained).encode_passages(list(PASSAGES.values()))
+    assert before.shape == after.shape
+    assert not np.allclose(before, after, atol=1e-4)
+
+
+def test_baseline_config_errors():
+    from boolbench.config import validate_config
+    from boolbench.errors import ConfigError
+
+    corpora = {"c": {"source": "vital_articles"}}
+    bm25_only = {"bm25": {"kind": "bm25"}}
+    with pytest.raises(ConfigError, match="baselines.retriever: 'minilm-l6' is not a model"):
+        validate_config({"corpora": corpora, "models": bm25_only})
+    with pytest.raises(ConfigError, match="baselines.train_on: contrastive training needs"):
+        validate_config(
+            {"corpora": corpora, "models": bm25_only, "baselines": {"retriever": "bm25"}}
+        )
+    config = validate_config(
+        {
+            "corpora": corpora,
+            "models": bm25_only,
+            "baselines": {"retriever": "bm25", "train_on": []},
+        }
+    )
+    assert config["baselines"]["k"] == 10 and config["baselines"]["split"] == "test"
+    with pytest.raises(ConfigError, match="names starting with 'contrastive-' are"):
+        validate_config(
+            {
+                "corpora": corpora,
+                "models": {**bm25_only, "contrastive-x": {"kind": "bm25"}},
+                "baselines": {"retriever": "bm25", "train_on": []},
+            }
+        )

@@ -1,0 +1,21 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.baselines import boolean_run_step
+from boolbench.retrievers import ModelSpec
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    boolean_run_step(
+        snakemake.wildcards.method,
+        ModelSpec.from_config(snakemake.params.retriever, snakemake.params.model),
+        index_path=snakemake.input.index,
+        embeddings_path=snakemake.input.get("embeddings"),
+        questions_path=snakemake.input.questions,
+        decomposed_path=snakemake.input.get("decomposed"),
+        base_run_path=snakemake.input.base_run,
+        split=snakemake.params.split,
+        k=snakemake.params.k,
+        depth=snakemake.params.depth,
+        out=snakemake.output[0],
+        threads=snakemake.threads,
+    )

@@ -1,0 +1,18 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.baselines import train_step
+from boolbench.contrastive import TrainingSettings
+from boolbench.retrievers import ModelSpec
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    train_step(
+        ModelSpec.from_config("base", snakemake.params.model),
+        snakemake.wildcards.subset,
+        snakemake.input.questions,
+        snakemake.input.simple,
+        snakemake.input.corpus,
+        TrainingSettings.from_config(snakemake.params.training, seed=snakemake.params.seed),
+        out=snakemake.output[0],
+        threads=snakemake.threads,
+    )
