@@ -24,10 +24,10 @@ from boolbench.evaluation import (
     aggregate,
     counts_line,
     metric_table,
+    question_scores,
     write_table_files,
 )
 from boolbench.llm import LLMClient
-from boolbench.metrics import per_query
 from boolbench.parquet_io import write_table_atomic
 from boolbench.prompts import Prompt
 from boolbench.retrievers import ModelSpec
@@ -142,7 +142,7 @@ def table3_step(
     wanted = set(questions["qid"])
     frames = [_bool_scores(pd.read_parquet(base_scores), retriever, wanted)]
     for label, path in baseline_runs.items():
-        frames.append(_score_run(read_run(path), questions, label))
+        frames.append(question_scores(read_run(path), questions).assign(model=label))
     for label, path in contrastive_scores.items():
         frames.append(_bool_scores(pd.read_parquet(path), label, wanted))
     metrics = aggregate(pd.concat(frames, ignore_index=True))
@@ -152,7 +152,7 @@ def table3_step(
     decomposed = pd.read_parquet(decomposed_path)
     failed = int((decomposed["status"] == "failed").sum())
     notes = [
-        counts_line(metrics, table_split, original=False).replace("all split", f"{split} split"),
+        counts_line(metrics, table_split, original=False, label=split),
         f"Decomposition failed for {failed} of {len(decomposed)} questions (they keep the "
         f"{retriever} run).",
     ]
@@ -162,14 +162,3 @@ def table3_step(
 def _bool_scores(scores: pd.DataFrame, label: str, qids: set[str]) -> pd.DataFrame:
     scores = scores[(scores["query_set"] == "boolquestions") & scores["qid"].isin(qids)]
     return scores.assign(model=label)
-
-
-def _score_run(run: pd.DataFrame, questions: pd.DataFrame, label: str) -> pd.DataFrame:
-    positives = {
-        q: dict.fromkeys(p, 1.0) for q, p in zip(questions.qid, questions.positives, strict=True)
-    }
-    negatives = {q: set(n) for q, n in zip(questions.qid, questions.negatives, strict=True)}
-    scores = per_query(run, positives, negatives).merge(
-        questions[["qid", "type", "split"]], on="qid"
-    )
-    return scores.assign(model=label, query_set="boolquestions")

@@ -41,7 +41,8 @@ def _stemmer(spec: ModelSpec):
     return Stemmer.Stemmer(spec.stemmer)
 
 
-def _tokenize(texts: list[str], spec: ModelSpec, return_ids: bool):
+def tokenize(texts: list[str], spec: ModelSpec, return_ids: bool):
+    """bm25s tokens with the model's stopwords and stemmer (the same for passages and queries)."""
     import bm25s
 
     return bm25s.tokenize(
@@ -59,7 +60,7 @@ def build_bm25(corpus_path: str | os.PathLike, spec: ModelSpec, out_dir: str | o
 
     corpus = pq.read_table(corpus_path, columns=["pid", "text"])
     retriever = bm25s.BM25(k1=spec.k1, b=spec.b, method="lucene")
-    retriever.index(_tokenize(corpus.column("text").to_pylist(), spec, True), show_progress=False)
+    retriever.index(tokenize(corpus.column("text").to_pylist(), spec, True), show_progress=False)
     out_dir = Path(out_dir)
     temp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
     shutil.rmtree(temp, ignore_errors=True)
@@ -90,7 +91,7 @@ def search_bm25(
         if not qids:
             runs.append(rank_hits(pd.DataFrame(), qids, depth))
             continue
-        tokens = _tokenize(list(texts), spec, return_ids=False)
+        tokens = tokenize(list(texts), spec, return_ids=False)
         indices, scores = retriever.retrieve(
             tokens, k=k, show_progress=False, n_threads=threads or 1
         )

@@ -52,13 +52,13 @@ class DenseScorer:
         self.encoder = load_dense_encoder(spec, threads)
 
     def score(self, questions: list[str], k: int) -> tuple[list[set[str]], list[dict]]:
-        from boolbench.dense import _prepare
+        from boolbench.dense import search_vectors_of
 
-        queries = _prepare(self.encoder.encode_queries(questions), self.spec)
+        queries = search_vectors_of(self.encoder.encode_queries(questions), self.spec)
         _, indices = self.index.search(queries, k)
         lists = [set(self.pids[row[row >= 0]]) for row in indices]
         pool = sorted(set.union(*lists))
-        passages = _prepare(self.vectors[[self.row_of[p] for p in pool]], self.spec)
+        passages = search_vectors_of(self.vectors[[self.row_of[p] for p in pool]], self.spec)
         exact = queries @ passages.T
         return lists, [dict(zip(pool, row.tolist(), strict=True)) for row in exact]
 
@@ -77,9 +77,9 @@ class BM25Scorer:
         self.row_of = {pid: i for i, pid in enumerate(self.pids)}
 
     def score(self, questions: list[str], k: int) -> tuple[list[set[str]], list[dict]]:
-        from boolbench.bm25 import _tokenize
+        from boolbench.bm25 import tokenize
 
-        tokens = _tokenize(questions, self.spec, return_ids=False)
+        tokens = tokenize(questions, self.spec, return_ids=False)
         full = [self.retriever.get_scores(t) for t in tokens]  # every passage's score
         lists = []
         for row in full:

@@ -39,7 +39,8 @@ def encode_model_shard(
     return len(texts)
 
 
-def _prepare(vectors: np.ndarray, spec: ModelSpec) -> np.ndarray:
+def search_vectors_of(vectors: np.ndarray, spec: ModelSpec) -> np.ndarray:
+    """float32 vectors as the index compares them (L2-normalised for cosine similarity)."""
     import faiss
 
     # A copy: the input may be a read-only memory map, and normalize_L2 works in place.
@@ -82,12 +83,12 @@ def build_index(
             quantizer, dim, nlist, settings["pq_m"], settings["pq_bits"], faiss.METRIC_INNER_PRODUCT
         )
         sample = np.random.default_rng(seed).permutation(n)[: settings["train_size"]]
-        index.train(_prepare(vectors[np.sort(sample)], spec))
+        index.train(search_vectors_of(vectors[np.sort(sample)], spec))
     else:
         raise ConfigError(f"{where}.type: unknown index type {kind!r}")
     # Added in blocks, so a memory-mapped embeddings file is never copied whole for cosine.
     for start in range(0, n, 100_000):
-        index.add(_prepare(vectors[start : start + 100_000], spec))
+        index.add(search_vectors_of(vectors[start : start + 100_000], spec))
     log.info("%s index of %d vectors (dim %d) for %s", kind, n, dim, spec.name)
     out_path = Path(out_path)
     temp = out_path.with_name(f".{out_path.name}.tmp-{os.getpid()}")
@@ -118,7 +119,7 @@ def search_vectors(
     k = min(depth + TIE_MARGIN, index.ntotal)
     parts = []
     for start in range(0, len(qids), SEARCH_BATCH):
-        batch = _prepare(query_vectors[start : start + SEARCH_BATCH], spec)
+        batch = search_vectors_of(query_vectors[start : start + SEARCH_BATCH], spec)
         scores, indices = index.search(batch, k)
         parts.append(hits_from_arrays(qids[start : start + SEARCH_BATCH], indices, scores, pids))
     hits = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -38,13 +38,7 @@ def score_model(
     original_qrels: pd.DataFrame,
 ) -> pd.DataFrame:
     """Per-query metrics of one model on the BoolQuestions questions and the original queries."""
-    positives = {
-        q: dict.fromkeys(p, 1.0) for q, p in zip(questions.qid, questions.positives, strict=True)
-    }
-    negatives = {q: set(n) for q, n in zip(questions.qid, questions.negatives, strict=True)}
-    bool_scores = per_query(read_run(run_path), positives, negatives)
-    bool_scores = bool_scores.merge(questions[["qid", "type", "split"]], on="qid")
-    bool_scores["query_set"] = "boolquestions"
+    bool_scores = question_scores(read_run(run_path), questions)
 
     gains: dict[str, dict[str, float]] = {}
     for qid, pid, relevance in original_qrels[["qid", "pid", "relevance"]].itertuples(index=False):
@@ -53,6 +47,17 @@ def score_model(
     original = original.assign(type="ALL", split="all", query_set="original")
     frame = pd.concat([bool_scores, original], ignore_index=True)
     return frame.assign(model=model)[SCORES_COLUMNS]
+
+
+def question_scores(run: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
+    """Per-question metrics of a run on BoolQuestions questions (with their type and split)."""
+    positives = {
+        q: dict.fromkeys(p, 1.0) for q, p in zip(questions.qid, questions.positives, strict=True)
+    }
+    negatives = {q: set(n) for q, n in zip(questions.qid, questions.negatives, strict=True)}
+    scores = per_query(run, positives, negatives)
+    scores = scores.merge(questions[["qid", "type", "split"]], on="qid")
+    return scores.assign(query_set="boolquestions")
 
 
 def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +130,9 @@ def best_marks(table: pd.DataFrame, columns: list[tuple] = TABLE2_COLUMNS) -> pd
     return marks
 
 
-def counts_line(metrics: pd.DataFrame, split: str, original: bool = True) -> str:
+def counts_line(
+    metrics: pd.DataFrame, split: str, original: bool = True, label: str | None = None
+) -> str:
     """How many queries each column averages over."""
     rows = metrics[metrics["model"] == metrics["model"].iloc[0]]
 
@@ -144,7 +151,7 @@ def counts_line(metrics: pd.DataFrame, split: str, original: bool = True) -> str
             f"{kind} {n('boolquestions', split, kind, 'MRR@10')} "
             f"({n('boolquestions', split, kind, 'NegRecall@10')} with negatives)"
         )
-    return f"Questions ({split} split): " + ", ".join(parts) + "."
+    return f"Questions ({label or split} split): " + ", ".join(parts) + "."
 
 
 def write_tables(metrics: pd.DataFrame, models: list[str], split: str, out: dict[str, str]) -> None:

@@ -211,12 +211,12 @@ def search_inputs(wildcards):
         "queries": f"{base}/original_queries.parquet",
         "corpus": f"{base}/corpus.parquet",
     }
-    return inputs | retriever_index(wildcards.corpus, wildcards.model, wildcards)
+    return inputs | retriever_index(wildcards)
 
 
-def retriever_index(corpus, model, wildcards):
+def retriever_index(wildcards):
     """The index (and, for dense models, the embeddings) a model searches."""
-    base = f"results/{corpus}/models/{model}"
+    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
     if model_entry(wildcards)["kind"] == "bm25":
         return {"index": f"{base}/bm25"}
     return model_embeddings(wildcards) | {
@@ -236,7 +236,7 @@ def baseline_run_inputs(wildcards):
     }
     if wildcards.method == "decomposed":
         inputs["decomposed"] = f"{base}/baselines/decomposed.parquet"
-    return inputs | retriever_index(wildcards.corpus, retriever, as_retriever)
+    return inputs | retriever_index(as_retriever)
 
 
 def table3_inputs(wildcards):
