@@ -14,10 +14,10 @@ import os
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from boolbench.boolean_ops import boolean_run, make_scorer
 from boolbench.contrastive import TrainingSettings, train, training_examples
+from boolbench.corpus import passage_texts
 from boolbench.decompose import DECOMPOSED_SCHEMA, decompose
 from boolbench.evaluation import (
     TYPES,
@@ -112,10 +112,7 @@ def train_step(
     out: PathLike,
     threads: int | None = None,
 ) -> None:
-    corpus = pq.read_table(corpus_path, columns=["pid", "text"])
-    passages = dict(
-        zip(corpus.column("pid").to_pylist(), corpus.column("text").to_pylist(), strict=True)
-    )
+    passages = passage_texts(corpus_path)
     examples = training_examples(
         pd.read_parquet(questions_path),
         pd.read_parquet(simple_path),

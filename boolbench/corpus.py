@@ -668,3 +668,9 @@ def ingest(
 def read_corpus(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
     """Read corpus.parquet (optionally only some columns)."""
     return pq.read_table(path, columns=columns).to_pandas()
+
+
+def passage_texts(path: str | os.PathLike) -> dict[str, str]:
+    """pid -> text of corpus.parquet."""
+    table = pq.read_table(path, columns=["pid", "text"])
+    return dict(zip(table.column("pid").to_pylist(), table.column("text").to_pylist(), strict=True))

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from boolbench.corpus import passage_texts
 from boolbench.retrievers import ModelSpec
 from boolbench.runs import load_queries, load_questions, read_run, write_run
 
@@ -79,10 +80,7 @@ def rerank_runs(
     from boolbench.rerank import load_cross_encoder, rerank
 
     query_sets = _query_sets(questions_path, queries_path, corpus_path)
-    corpus = pq.read_table(corpus_path, columns=["pid", "text"])
-    passages = dict(
-        zip(corpus.column("pid").to_pylist(), corpus.column("text").to_pylist(), strict=True)
-    )
+    passages = passage_texts(corpus_path)
     model = load_cross_encoder(spec, threads)
     for base, path, (qids, texts) in zip(base_runs, out, query_sets, strict=True):
         run = rerank(
