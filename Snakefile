@@ -1,6 +1,7 @@
 # boolbench: regenerate the BoolQuestions benchmark (see README.md for the pipeline).
 # Run from this folder: `snakemake --cores all` (profiles/default is picked up automatically).
 # `--configfile my.yaml` replaces config.yaml entirely instead of being merged into it.
+# Then `snakemake --report report.html` (or report.zip) builds the HTML report.
 
 
 include: "rules/common.smk"
@@ -12,6 +13,10 @@ include: "rules/generate.smk"
 include: "rules/dataset.smk"
 include: "rules/evaluate.smk"
 include: "rules/baselines.smk"
+include: "rules/report.smk"
+
+
+report: "report/workflow.rst"
 
 
 rule all:
@@ -22,3 +27,4 @@ rule all:
         expand("results/{corpus}/beir/qrels/test.tsv", corpus=CORPORA),
         expand("results/{corpus}/tables/table2.md", corpus=CORPORA),
         expand("results/{corpus}/tables/table3.md", corpus=CORPORA),
+        [report_inputs(corpus) for corpus in CORPORA],

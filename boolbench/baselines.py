@@ -134,7 +134,7 @@ def table3_step(
     split: str,
     out: dict[str, str],
 ) -> None:
-    """tables/table3.{csv,md,tex}: every row on the same questions (the baselines' split)."""
+    """tables/table3.{csv,md,tex,html}: every row on the same questions (the baselines' split)."""
     questions = questions_of_split(questions_path, split)
     wanted = set(questions["qid"])
     frames = [_bool_scores(pd.read_parquet(base_scores), retriever, wanted)]
@@ -153,7 +153,7 @@ def table3_step(
         f"Decomposition failed for {failed} of {len(decomposed)} questions (they keep the "
         f"{retriever} run).",
     ]
-    write_table_files(table, TABLE3_COLUMNS, notes, out)
+    write_table_files(table, TABLE3_COLUMNS, notes, out, "Table 3: baselines")
 
 
 def _bool_scores(scores: pd.DataFrame, label: str, qids: set[str]) -> pd.DataFrame:

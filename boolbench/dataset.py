@@ -4,7 +4,7 @@ Artifacts:
 - boolquestions_all.parquet: every composed question (AND/OR/NOT) with DATASET_COLUMNS plus
   status, reason, attempts, passes_default, passes_strict, filter_reason, kept, reject_reason.
 - boolquestions.parquet: the kept questions, DATASET_COLUMNS.
-- tables/table1.{csv,md}: the paper's Table 1 per type, with generation and filter counts.
+- tables/table1.{csv,md,html}: the paper's Table 1 per type, with generation and filter counts.
 - generation_report.json: drops and fallbacks per step and reason.
 - beir/: corpus.jsonl, queries.jsonl, qrels/{test,train}.tsv (positives) and
   qrels/{test,train}_negatives.tsv (labelled negatives, score 1).
@@ -23,8 +23,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from boolbench import htmlpage
 from boolbench.filtering import verdicts
-from boolbench.parquet_io import write_table_atomic
+from boolbench.parquet_io import write_table_atomic, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -122,22 +123,34 @@ def table1(all_questions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_table1(table: pd.DataFrame, csv_out, md_out) -> None:
-    Path(csv_out).parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(csv_out, index=False, float_format="%.4f")
-    Path(md_out).write_text(_markdown(table) + "\n")
+TABLE1_NOTES = [
+    "questions, avg_pos, avg_neg: kept questions (the paper's Table 1). generated: groups "
+    "composed; llm: written by the LLM; fallback: LLM output rejected by validation and "
+    "replaced by a template; dropped: neither; filtered_out: written but rejected by the "
+    "cyclic-consistency filter; pass_rate(_strict): filter pass rate of written questions in "
+    "default (strict) mode.",
+]
 
 
-def _markdown(table: pd.DataFrame) -> str:
-    def cell(value) -> str:
-        if isinstance(value, float):
-            return "-" if pd.isna(value) else f"{value:.2f}"
-        return str(value)
-
+def write_table1(table: pd.DataFrame, csv_out, md_out, html_out) -> None:
+    """tables/table1.csv (numbers), .md and .html."""
+    write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
+    rows = [[_cell(v) for v in row] for row in table.itertuples(False)]
     header = "| " + " | ".join(table.columns) + " |"
     rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(False)]
-    return "\n".join([header, rule, *body])
+    body = ["| " + " | ".join(row) + " |" for row in rows]
+    write_text_atomic(md_out, "\n".join([header, rule, *body]) + "\n")
+    html_rows = [[htmlpage.escape(c) for c in row] for row in rows]
+    html = htmlpage.table(list(table.columns), html_rows, text_columns=(0,))
+    htmlpage.write_page(
+        html_out, "Table 1: dataset statistics", html + htmlpage.notes(TABLE1_NOTES)
+    )
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "-" if pd.isna(value) else f"{value:.2f}"
+    return str(value)
 
 
 def generation_report(steps: dict[str, pd.DataFrame], all_questions: pd.DataFrame) -> dict:

@@ -8,21 +8,22 @@ Artifacts:
   (ALL/AND/OR/NOT), metric, value (mean over the queries where the metric is defined; NaN if
   none), n_queries (how many that is: for NegRecall@10, the questions with a negative).
   ALL pools every question of the split; it is not the mean of the three type means.
-- tables/table2.{csv,md,tex}: the paper's Table 2 (values in percent), one row per model.
+- tables/table2.{csv,md,tex,html}: the paper's Table 2 (values in percent), one row per model.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from boolbench import htmlpage
 from boolbench.metrics import METRICS, per_query
-from boolbench.parquet_io import write_table_atomic
+from boolbench.parquet_io import write_table_atomic, write_text_atomic
 from boolbench.runs import read_run
+from boolbench.significance import CORRECTION_NAME, TEST_NAME, beats_row_above
 
 TYPES = ("AND", "OR", "NOT")
 SPLITS = ("all", "train", "test")
@@ -154,33 +155,67 @@ def counts_line(
     return f"Questions ({label or split} split): " + ", ".join(parts) + "."
 
 
-def write_tables(metrics: pd.DataFrame, models: list[str], split: str, out: dict[str, str]) -> None:
-    """tables/table2.csv (numbers), .md and .tex (best value per column in bold)."""
+def write_tables(
+    metrics: pd.DataFrame,
+    models: list[str],
+    split: str,
+    tests: pd.DataFrame,
+    alpha: float,
+    out: dict[str, str],
+) -> None:
+    """tables/table2.{csv,md,tex,html}: best value per column in bold, and a dagger where a
+    model's MRR@10 beats the row above at Holm-corrected p < alpha (`tests`: significance)."""
     table = table2(metrics, models, split)
-    write_table_files(table, TABLE2_COLUMNS, [counts_line(metrics, split)], out)
+    daggers = pd.DataFrame(False, index=table.index, columns=table.columns)
+    for header, query_set, kind, metric, _ in TABLE2_COLUMNS:
+        if metric == "MRR@10":
+            column_split = "all" if query_set == "original" else split
+            daggers[header] = beats_row_above(tests, models, query_set, kind, column_split, alpha)
+    notes = [
+        counts_line(metrics, split),
+        f"\N{DAGGER}: MRR@10 higher than the row above at p < {alpha:g} ({TEST_NAME} on "
+        f"per-question MRR@10, {CORRECTION_NAME}).",
+    ]
+    write_table_files(table, TABLE2_COLUMNS, notes, out, "Table 2: retrieval", daggers)
 
 
 def write_table_files(
-    table: pd.DataFrame, columns: list[tuple], notes: list[str], out: dict[str, str]
+    table: pd.DataFrame,
+    columns: list[tuple],
+    notes: list[str],
+    out: dict[str, str],
+    title: str,
+    daggers: pd.DataFrame | None = None,
 ) -> None:
-    """A metric table as .csv (numbers), .md and .tex (best value per column in bold)."""
+    """A metric table as .csv (numbers), .md, .tex and .html (best value per column in bold,
+    a dagger where `daggers` is True)."""
     marks = best_marks(table, columns)
-    _write_text(out["csv"], table.round(4).to_csv(index=False))
+    if daggers is None:
+        daggers = pd.DataFrame(False, index=table.index, columns=table.columns)
+    write_text_atomic(out["csv"], table.round(4).to_csv(index=False))
 
-    def cell(row: int, header: str, bold: tuple[str, str]) -> str:
+    def cell(row: int, header: str, bold: tuple[str, str], dagger: str) -> str:
         value = table.at[row, header]
         if pd.isna(value):
             return "-"
-        text = f"{value:.2f}"
+        text = f"{value:.2f}" + (dagger if daggers.at[row, header] else "")
         return f"{bold[0]}{text}{bold[1]}" if marks.at[row, header] else text
 
     headers = [h for h, *_ in columns]
+    legend = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
     lines = ["| Model | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
     for row in table.index:
-        cells = [cell(row, h, ("**", "**")) for h in headers]
+        cells = [cell(row, h, ("**", "**"), "\N{DAGGER}") for h in headers]
         lines.append(f"| {table.at[row, 'model']} | " + " | ".join(cells) + " |")
-    legend = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
-    _write_text(out["md"], "\n".join([*lines, "", legend, *notes, ""]))
+    write_text_atomic(out["md"], "\n".join([*lines, "", legend, *notes, ""]))
+
+    rows = [
+        [htmlpage.escape(str(table.at[row, "model"]))]
+        + [cell(row, h, ("<b>", "</b>"), "&dagger;") for h in headers]
+        for row in table.index
+    ]
+    body = htmlpage.table(["Model", *headers], rows, text_columns=(0,))
+    htmlpage.write_page(out["html"], title, body + htmlpage.notes([legend, *notes]))
 
     # Column groups share a header prefix ("BDR MRR@10"); the last word goes in the second row.
     groups: list[list] = []
@@ -205,19 +240,11 @@ def write_table_files(
         r"\midrule",
     ]
     for row in table.index:
-        cells = [cell(row, h, (r"\textbf{", "}")) for h in headers]
+        cells = [cell(row, h, (r"\textbf{", "}"), r"$^\dagger$") for h in headers]
         name = str(table.at[row, "model"]).replace("_", r"\_")
         tex.append(f"{name} & " + " & ".join(cells) + r" \\")
     tex += [r"\bottomrule", r"\end{tabular}", *(f"% {note}" for note in notes), ""]
-    _write_text(out["tex"], "\n".join(tex))
-
-
-def _write_text(path: str | os.PathLike, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+    write_text_atomic(out["tex"], "\n".join(tex))
 
 
 def write_frame(frame: pd.DataFrame, path: str | os.PathLike) -> None:

@@ -1,4 +1,4 @@
-"""Parquet writing that never leaves a half-written artifact behind."""
+"""Artifact writing (Parquet and text) that never leaves a half-written file behind."""
 
 from __future__ import annotations
 
@@ -20,6 +20,19 @@ def write_table_atomic(table: pa.Table, path: str | os.PathLike) -> None:
     """Write `table` to a temporary file and rename it into place."""
     with parquet_writer(path, table.schema) as writer:
         writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write a file (table, page, figure) to a temporary file and rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = _temp_path(path)
+    temp.write_bytes(data)
+    os.replace(temp, path)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 @contextmanager

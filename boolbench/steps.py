@@ -112,10 +112,11 @@ def statistics_step(
     steps: dict[str, PathLike],
     csv_out: PathLike,
     md_out: PathLike,
+    html_out: PathLike,
     report_out: PathLike,
 ) -> None:
     table = pd.read_parquet(all_questions)
-    dataset.write_table1(dataset.table1(table), csv_out, md_out)
+    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out)
     report = dataset.generation_report({k: pd.read_parquet(v) for k, v in steps.items()}, table)
     Path(report_out).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
 

@@ -77,6 +77,13 @@ rule table3:
         csv="results/{corpus}/tables/table3.csv",
         md="results/{corpus}/tables/table3.md",
         tex="results/{corpus}/tables/table3.tex",
+        html=report(
+            "results/{corpus}/tables/table3.html",
+            caption="../report/table3.rst",
+            category="Baselines",
+            subcategory="{corpus}",
+            labels={"result": "Table 3: baselines"},
+        ),
     log:
         "logs/{corpus}/table3.log",
     conda:

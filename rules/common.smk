@@ -13,7 +13,9 @@ from snakemake.exceptions import WorkflowError
 from boolbench.config import validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
+from boolbench.figures import FIGURES
 from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
+from boolbench.report import corpus_config
 from boolbench.retrievers import (
     DENSE_KINDS,
     encoding_params,
@@ -91,6 +93,7 @@ wildcard_constraints:
     n_shards=r"\d+",
     kind="simple|disjunctive",
     operator="and|or|not",
+    figure="|".join(FIGURES),
 
 
 def corpus_entry(wildcards):
@@ -265,3 +268,56 @@ def rerank_inputs(wildcards):
 
 def rerank_depth(wildcards):
     return model_entry(wildcards)["depth"] or config["evaluation"]["depth"]
+
+
+def figures_of(corpus):
+    """The report's figures of a corpus (grouping by document has no SVD)."""
+    names = list(FIGURES)
+    if config["corpora"][corpus]["grouping"] == "document":
+        names.remove("svd_variance")
+    return [f"results/{corpus}/figures/{name}.png" for name in names]
+
+
+def figure_inputs(wildcards):
+    """The artifacts one figure is drawn from."""
+    base = f"results/{wildcards.corpus}"
+    return {
+        "mrr_by_type": {"metrics": f"{base}/metrics.parquet"},
+        "negrecall_vs_mrr": {"metrics": f"{base}/metrics.parquet"},
+        "group_sizes": {"groups": groups_file(wildcards)},
+        "svd_variance": {"variance": f"{base}/svd_variance.parquet"},
+        "pass_rates": {
+            "all": f"{base}/boolquestions_all.parquet",
+            "simple": f"{base}/questions/simple.parquet",
+            "disjunctive": f"{base}/questions/disjunctive.parquet",
+        },
+    }[wildcards.figure]
+
+
+def figure_settings(wildcards):
+    """The models and split of a retrieval figure (so a registry change reruns only those)."""
+    if FIGURES[wildcards.figure].category == "Retrieval":
+        return {"models": MODELS, "split": config["evaluation"]["table_split"]}
+    return {}
+
+
+def llm_accounting_inputs(wildcards):
+    """Every LLM job's accounting, by step name."""
+    base = f"results/{wildcards.corpus}/llm_accounting"
+    steps = ["simple", "disjunctive"]
+    steps += [f"compose_{op}" for op in OPERATORS] + [
+        f"filter_{op}" for op in OPERATORS
+    ]
+    return {step: f"{base}/{step}.json" for step in [*steps, "decompose"]}
+
+
+def report_inputs(corpus):
+    """What `snakemake --report` shows of a corpus beyond Tables 1-3."""
+    base = f"results/{corpus}"
+    return [
+        *figures_of(corpus),
+        f"{base}/tables/significance.html",
+        f"{base}/tables/llm_accounting.html",
+        f"{base}/report/examples.html",
+        f"{base}/report/config.html",
+    ]

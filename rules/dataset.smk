@@ -30,6 +30,13 @@ rule dataset_statistics:
     output:
         csv="results/{corpus}/tables/table1.csv",
         md="results/{corpus}/tables/table1.md",
+        html=report(
+            "results/{corpus}/tables/table1.html",
+            caption="../report/table1.rst",
+            category="Dataset",
+            subcategory="{corpus}",
+            labels={"result": "Table 1: dataset statistics"},
+        ),
         report="results/{corpus}/generation_report.json",
     log:
         "logs/{corpus}/dataset_statistics.log",

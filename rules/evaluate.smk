@@ -144,12 +144,20 @@ rule score_model:
 
 rule evaluation_tables:
     input:
-        expand("results/{{corpus}}/scores/{model}.parquet", model=MODELS),
+        scores=expand("results/{{corpus}}/scores/{model}.parquet", model=MODELS),
+        significance="results/{corpus}/significance.parquet",
     output:
         metrics="results/{corpus}/metrics.parquet",
         csv="results/{corpus}/tables/table2.csv",
         md="results/{corpus}/tables/table2.md",
         tex="results/{corpus}/tables/table2.tex",
+        html=report(
+            "results/{corpus}/tables/table2.html",
+            caption="../report/table2.rst",
+            category="Retrieval",
+            subcategory="{corpus}",
+            labels={"result": "Table 2: retrieval"},
+        ),
     log:
         "logs/{corpus}/evaluation_tables.log",
     conda:
@@ -157,5 +165,6 @@ rule evaluation_tables:
     params:
         models=MODELS,
         split=config["evaluation"]["table_split"],
+        alpha=config["evaluation"]["significance"]["alpha"],
     script:
         "../workflow_scripts/evaluation_tables.py"

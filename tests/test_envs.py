@@ -8,8 +8,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CONDA_TO_PYPI = {"pytorch": "torch"}
-# Needed by the Snakemake process itself, never inside a job environment.
-WORKFLOW_ONLY = {"snakemake", "jsonschema", "pyyaml"}
+# Needed by the Snakemake process itself (pygments: `snakemake --report`), never inside a job.
+WORKFLOW_ONLY = {"snakemake", "jsonschema", "pyyaml", "pygments"}
 
 
 def name_of(requirement: str) -> str:

@@ -2,16 +2,24 @@
 registry of four kinds (reused, local sentence-transformers, bm25, cross-encoder), and what a
 change to the registry reruns. Questions come from the scripted fake LLM server."""
 
+import base64
+import json
+import re
+import xml.etree.ElementTree as ET
+import zipfile
+
 import ir_measures
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from ir_measures import R, nDCG
 
+from boolbench.figures import FIGURES
 from boolbench.llm.fake_server import FakeOpenAIServer
 from boolbench.runs import RUN_SCHEMA
 from tests.conftest import Workflow, tiny_config
 from tests.scripted_llm import respond, scripted_config
+from tests.test_report import Tables
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
 
 
@@ -147,6 +155,17 @@ def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
                 assert abs(scores.loc[value.query_id, column] - value.value) < 1e-9
 
 
+# What a change to Table 2's rows reruns besides the models' own jobs: the tests, the table,
+# the two retrieval figures and the config page (the registry is part of the config).
+TABLE2_AND_REPORT = {
+    "significance": 1,
+    "evaluation_tables": 1,
+    "figure": 2,
+    "run_config": 1,
+    "all": 1,
+}
+
+
 def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evaluated):
     flow, config, models = evaluated
     assert flow.planned_jobs() == {}
@@ -164,12 +183,11 @@ def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evalu
             "build_bm25_index": 1,
             "search": 2,
             "score_model": 2,
-            "evaluation_tables": 1,
-            "all": 1,
+            **TABLE2_AND_REPORT,
         }
         # Removing a model: the table must lose its row; no model job runs.
         flow.write_config(config({k: v for k, v in models.items() if k != "minilm-l6"}))
-        assert flow.planned_jobs() == {"evaluation_tables": 1, "all": 1}
+        assert flow.planned_jobs() == TABLE2_AND_REPORT
     finally:
         flow.write_config(config(models))
 
@@ -185,8 +203,7 @@ def test_a_changed_bm25_parameter_reruns_only_that_model(evaluated):
             "search": 1,
             "rerank": 1,
             "score_model": 2,
-            "evaluation_tables": 1,
-            "all": 1,
+            **TABLE2_AND_REPORT,
         }
     finally:
         flow.write_config(config(models))
@@ -225,3 +242,64 @@ def test_an_unknown_model_kind_is_one_clear_error(workflow):
     assert result.returncode != 0
     assert "models.mine.kind: 'colbert' is not one of" in result.stderr + result.stdout
     assert "Traceback" not in result.stderr
+
+
+def report_results(html: str) -> dict[str, tuple[dict, bytes]]:
+    """path -> (entry, file content) of the results a Snakemake HTML report embeds."""
+    embedded = re.search(r"var results = (\{.*?\});\n", html, re.S).group(1)
+    results = {}
+    for path, entry in json.loads(embedded).items():
+        header, _, data = entry["data_uri"].partition(",")
+        assert header.endswith(";base64"), header
+        results[path] = (entry, base64.b64decode(data))
+    return results
+
+
+def test_the_report_holds_tables_figures_accounting_and_config(evaluated):
+    flow, _, models = evaluated
+    flow.run("--report", "report.html")
+    html = flow.path("report.html").read_text()
+    assert "https://" not in re.sub(r"<script.*?</script>", "", html, flags=re.S)  # offline
+    results = report_results(html)
+    base = "results/tiny"
+    by_name = {path.removeprefix(f"{base}/"): item for path, item in results.items()}
+    figures = {f"figures/{name}.svg" for name in FIGURES}
+    pages = {
+        "tables/table1.html", "tables/table2.html", "tables/table3.html",
+        "tables/significance.html", "tables/llm_accounting.html",
+        "report/examples.html", "report/config.html",
+    }  # fmt: skip
+    assert set(by_name) == pages | figures
+
+    # Table 2 in the report: one row per model in registry order, the CSV's numbers.
+    table2 = Tables(by_name["tables/table2.html"][1].decode()).tables[0]
+    assert [row[0] for row in table2[1:]] == list(models)
+    csv = pd.read_csv(flow.path(f"{base}/tables/table2.csv"))
+    assert [row[2].rstrip("\N{DAGGER}") for row in table2[1:]] == [
+        f"{v:.2f}" for v in csv["BDR MRR@10 ALL"]
+    ]
+    table3 = Tables(by_name["tables/table3.html"][1].decode()).tables[0]
+    assert table3[1][0] == "tiny-st" and len(table3) == 5
+    table1 = Tables(by_name["tables/table1.html"][1].decode()).tables[0]
+    assert [row[0] for row in table1[1:]] == ["ALL", "AND", "OR", "NOT"]
+
+    # LLM accounting: the total row sums every LLM job's requests.
+    jobs = list(flow.path(f"{base}/llm_accounting").glob("*.json"))
+    requests = sum(json.loads(p.read_text())["requests"] for p in jobs)
+    accounting = Tables(by_name["tables/llm_accounting.html"][1].decode()).tables[0]
+    assert len(accounting) == 1 + len(jobs) + 1
+    assert accounting[-1][:2] == ["total", f"{requests:,}"]
+
+    for name in figures:
+        entry, svg = by_name[name]
+        assert ET.fromstring(svg).tag.endswith("svg")
+        assert "tiny" in entry["caption"]  # the caption template was rendered
+    categories = {entry["job_properties"]["rule"] for entry, _ in results.values()}
+    assert categories >= {"figure", "evaluation_tables", "table3", "dataset_statistics"}
+    assert "tiny-st" in by_name["report/config.html"][1].decode()
+
+    flow.run("--report", "report.zip")
+    with zipfile.ZipFile(flow.path("report.zip")) as archive:
+        names = archive.namelist()
+    assert "report/report.html" in names
+    assert sum(n.startswith("report/data/raw/") for n in names) == len(pages | figures)

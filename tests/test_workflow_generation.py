@@ -70,6 +70,12 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
             "decompose_questions": 1,  # the baselines too
             "boolean_operation_run": 2,
             "table3": 1,
+            # the report: every page and figure that shows questions, and the config
+            "significance": 1,
+            "figure": 3,  # not the cluster sizes and SVD variance
+            "llm_accounting": 1,
+            "example_questions": 1,
+            "run_config": 1,
             "all": 1,
         }
     finally:

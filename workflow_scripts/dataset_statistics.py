@@ -9,5 +9,6 @@ with script_context(snakemake):
         {"simple": snakemake.input.simple, "disjunctive": snakemake.input.disjunctive},
         csv_out=snakemake.output.csv,
         md_out=snakemake.output.md,
+        html_out=snakemake.output.html,
         report_out=snakemake.output.report,
     )

@@ -21,5 +21,5 @@ with script_context(snakemake):
         snakemake.input.questions,
         snakemake.input.expressions,
         snakemake.params.split,
-        {key: snakemake.output[key] for key in ("csv", "md", "tex")},
+        {key: snakemake.output[key] for key in ("csv", "md", "tex", "html")},
     )

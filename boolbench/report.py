@@ -1,0 +1,195 @@
+"""Pages of the HTML report that are not metric tables: LLM accounting, example questions and
+the config of the run (`snakemake --report report.html` gathers them with tables and figures).
+
+Artifacts:
+- tables/llm_accounting.csv and .html: ACCOUNTING_COLUMNS, one row per LLM job and a total.
+- report/examples.html: kept and rejected questions per type with shortened passages.
+- report/config.yaml and .html: the validated config (defaults filled) for one corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import yaml
+
+from boolbench import htmlpage
+from boolbench.errors import BoolbenchError
+from boolbench.htmlpage import escape
+from boolbench.parquet_io import write_text_atomic
+
+PathLike = str | os.PathLike
+TYPES = ("AND", "OR", "NOT")
+ACCOUNTING_COLUMNS = [
+    "step",
+    "requests",
+    "cache_hits",
+    "api_calls",
+    "retries",
+    "failures",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+    "cached_completion_tokens",
+    "estimated_cost",
+    "wall_s",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# LLM accounting
+
+
+def llm_accounting(paths: dict[str, PathLike]) -> pd.DataFrame:
+    """One row per LLM job (from its llm_accounting/*.json) and a `total` row."""
+    rows = []
+    for step, path in paths.items():
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            rows.append({"step": step, **{c: record[c] for c in ACCOUNTING_COLUMNS[1:]}})
+        except (OSError, ValueError, KeyError) as err:
+            raise BoolbenchError(f"{path}: not an LLM accounting file ({err})") from None
+    table = pd.DataFrame(rows, columns=ACCOUNTING_COLUMNS)
+    total = table.drop(columns="step").sum().to_dict()
+    return pd.concat([table, pd.DataFrame([{"step": "total", **total}])], ignore_index=True)
+
+
+def write_llm_accounting(table: pd.DataFrame, csv_out: PathLike, html_out: PathLike) -> None:
+    write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
+
+    def cell(column: str, value) -> str:
+        if column == "step":
+            return escape(str(value))
+        if column == "estimated_cost":
+            return f"{value:.4f}"
+        if column == "wall_s":
+            return f"{value:.1f}"
+        return f"{int(value):,}"
+
+    rows = [[cell(c, v) for c, v in zip(ACCOUNTING_COLUMNS, row, strict=True)]
+            for row in table.itertuples(index=False)]  # fmt: skip
+    notes = [
+        "Each row is the last run of one LLM job. cache_hits were answered from the response "
+        "cache and cost nothing now; prompt/completion tokens and estimated_cost count new "
+        "calls only (cost from llm.prices; 0 for the embedded model). wall_s is the job's time.",
+    ]
+    body = htmlpage.table(ACCOUNTING_COLUMNS, rows, text_columns=(0,))
+    htmlpage.write_page(html_out, "LLM accounting", body + htmlpage.notes(notes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Example questions
+
+
+def pick_examples(all_questions: pd.DataFrame, per_type: int, seed: int) -> pd.DataFrame:
+    """Up to `per_type` kept and `per_type` rejected questions of each type, drawn with `seed`."""
+    picked = []
+    for kind in TYPES:
+        part = all_questions[all_questions["type"] == kind]
+        for kept in (True, False):
+            group = part[part["kept"] == kept]
+            picked.append(group.sample(min(per_type, len(group)), random_state=seed))
+    frame = pd.concat(picked, ignore_index=True) if picked else all_questions.head(0)
+    return frame.sort_values(["type", "kept", "qid"], ascending=[True, False, True], key=_order)
+
+
+def _order(column: pd.Series) -> pd.Series:
+    return column.map(TYPES.index) if column.name == "type" else column
+
+
+def shorten(text: str, words: int) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + (" \N{HORIZONTAL ELLIPSIS}" if len(parts) > words else "")
+
+
+def write_examples(
+    all_questions_path: PathLike,
+    corpus_path: PathLike,
+    answer_paths: list[PathLike],
+    per_type: int,
+    passage_words: int,
+    seed: int,
+    html_out: PathLike,
+) -> None:
+    """report/examples.html: each picked question with its operands, its positive and negative
+    passages (shortened) and what the cyclic-consistency answerer said for each passage."""
+    examples = pick_examples(pd.read_parquet(all_questions_path), per_type, seed)
+    pids = sorted({p for col in ("positives", "negatives") for ps in examples[col] for p in ps})
+    corpus = pq.read_table(
+        corpus_path, columns=["pid", "title", "text"], filters=[("pid", "in", pids)]
+    ).to_pandas().set_index("pid")  # fmt: skip
+    answers = pd.concat([pd.read_parquet(p) for p in answer_paths], ignore_index=True)
+    said = {(q, p): (a, ok) for q, p, a, ok in answers[["qid", "pid", "answer", "answered"]].values}
+
+    def passages(qid: str, pids) -> str:
+        items = []
+        for pid in pids:
+            title = corpus["title"].get(pid, pid)
+            text = shorten(str(corpus["text"].get(pid, "(not in the corpus)")), passage_words)
+            answer, answered = said.get((qid, pid), (None, None))
+            verdict = (
+                "" if answer is None else
+                f"<br><i>answerer{' ' if answered else ' (refused) '}said:</i> "
+                f"{escape(shorten(str(answer), passage_words))}"
+            )  # fmt: skip
+            items.append(
+                f"<li><b>{escape(str(title))}</b>: <span class=passage>{escape(text)}</span>"
+                f"{verdict}</li>"
+            )
+        return f"<ul>{''.join(items)}</ul>" if items else "-"
+
+    sections = []
+    for kind in TYPES:
+        part = examples[examples["type"] == kind]
+        rows = []
+        for q in part.itertuples():
+            operands = "".join(f"<li>{escape(str(t))}</li>" for t in q.operand_texts)
+            verdict = (
+                '<span class="kept">kept</span>' if q.kept else
+                f'<span class="rejected">rejected: {escape(str(q.reject_reason))}</span>'
+            )  # fmt: skip
+            origin = f"{q.source}, {q.status}" + (f" ({q.reason})" if pd.notna(q.reason) else "")
+            rows.append(
+                [
+                    f"<b>{escape(q.question)}</b><br><small>{escape(q.qid)} &middot; "
+                    f"{escape(origin)}</small><br>from:<ul>{operands}</ul>",
+                    passages(q.qid, q.positives),
+                    passages(q.qid, q.negatives),
+                    verdict,
+                ]
+            )
+        headers = ["question", "positive passages", "negative passages", "filter"]
+        sections.append(
+            htmlpage.table(headers, rows, f"{kind} questions", text_columns=(0, 1, 2, 3))
+        )
+    notes = [
+        f"Up to {per_type} kept and {per_type} rejected questions per type, drawn at random "
+        f"(seed {seed}); passages cut to {passage_words} words. A question is kept when the "
+        "answerer answers it from every positive passage (and, in strict mode, refuses every "
+        "negative one)."
+    ]
+    htmlpage.write_page(html_out, "Example questions", htmlpage.notes(notes) + "\n".join(sections))
+
+
+# ---------------------------------------------------------------------------------------------
+# Config
+
+
+def corpus_config(config: dict, corpus: str) -> dict:
+    """The run's config as one corpus sees it: every section, and only this corpus's entry."""
+    return {**config, "corpora": {corpus: config["corpora"][corpus]}}
+
+
+def write_config(config: dict, yaml_out: PathLike, html_out: PathLike) -> None:
+    text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+    write_text_atomic(yaml_out, text)
+    notes = [
+        "The validated config with every default filled in: rerunning with it as --configfile "
+        "reproduces these results. Secrets are never part of it (only the names of the "
+        "environment variables that hold them)."
+    ]
+    htmlpage.write_page(html_out, "Config", htmlpage.notes(notes) + f"<pre>{escape(text)}</pre>")

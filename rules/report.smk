@@ -1,0 +1,120 @@
+# The HTML report (`snakemake --report report.html`): significance tests, figures, the LLM
+# accounting, example questions and the config. Outputs marked with report() are what the
+# report shows; captions live in report/*.rst (rendered with the job's params and wildcards).
+
+
+rule significance:
+    input:
+        scores=expand("results/{{corpus}}/scores/{model}.parquet", model=MODELS),
+    output:
+        tests="results/{corpus}/significance.parquet",
+        html=report(
+            "results/{corpus}/tables/significance.html",
+            caption="../report/significance.rst",
+            category="Retrieval",
+            subcategory="{corpus}",
+            labels={"result": "Paired significance tests"},
+        ),
+    log:
+        "logs/{corpus}/significance.log",
+    benchmark:
+        "benchmarks/{corpus}/significance.tsv"
+    conda:
+        "../envs/report.yaml"
+    params:
+        models=MODELS,
+        split=config["evaluation"]["table_split"],
+        significance=config["evaluation"]["significance"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/significance.py"
+
+
+rule figure:
+    input:
+        unpack(figure_inputs),
+    output:
+        png="results/{corpus}/figures/{figure}.png",
+        svg=report(
+            "results/{corpus}/figures/{figure}.svg",
+            caption="../report/figure.rst",
+            category=lambda wc: FIGURES[wc.figure].category,
+            subcategory="{corpus}",
+            labels=lambda wc: {"result": FIGURES[wc.figure].title},
+        ),
+    log:
+        "logs/{corpus}/figures/{figure}.log",
+    conda:
+        "../envs/report.yaml"
+    params:
+        settings=figure_settings,
+        question=lambda wc: FIGURES[wc.figure].question,
+    script:
+        "../workflow_scripts/figure.py"
+
+
+rule llm_accounting:
+    input:
+        unpack(llm_accounting_inputs),
+    output:
+        csv="results/{corpus}/tables/llm_accounting.csv",
+        html=report(
+            "results/{corpus}/tables/llm_accounting.html",
+            caption="../report/llm_accounting.rst",
+            category="Run",
+            subcategory="{corpus}",
+            labels={"result": "LLM accounting"},
+        ),
+    log:
+        "logs/{corpus}/llm_accounting.log",
+    conda:
+        "../envs/report.yaml"
+    script:
+        "../workflow_scripts/llm_accounting.py"
+
+
+rule example_questions:
+    input:
+        all="results/{corpus}/boolquestions_all.parquet",
+        corpus="results/{corpus}/corpus.parquet",
+        answers=expand(
+            "results/{{corpus}}/questions/{operator}_answers.parquet",
+            operator=OPERATORS,
+        ),
+    output:
+        report(
+            "results/{corpus}/report/examples.html",
+            caption="../report/examples.rst",
+            category="Dataset",
+            subcategory="{corpus}",
+            labels={"result": "Example questions"},
+        ),
+    log:
+        "logs/{corpus}/example_questions.log",
+    conda:
+        "../envs/report.yaml"
+    params:
+        settings=config["report"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/example_questions.py"
+
+
+rule run_config:
+    output:
+        yaml="results/{corpus}/report/config.yaml",
+        html=report(
+            "results/{corpus}/report/config.html",
+            caption="../report/config.rst",
+            category="Run",
+            subcategory="{corpus}",
+            labels={"result": "Config"},
+        ),
+    log:
+        "logs/{corpus}/run_config.log",
+    conda:
+        "../envs/report.yaml"
+    params:
+        config=lambda wc: corpus_config(config, wc.corpus),
+    script:
+        "../workflow_scripts/run_config.py"

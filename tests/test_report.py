@@ -1,0 +1,229 @@
+"""The report's pages and figures, built from small hand-made artifacts."""
+
+import copy
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from boolbench.config import validate_config
+from boolbench.errors import BoolbenchError
+from boolbench.figures import FIGURES, figure_step, pass_rate_table
+from boolbench.report import (
+    corpus_config,
+    llm_accounting,
+    pick_examples,
+    write_config,
+    write_examples,
+    write_llm_accounting,
+)
+from tests.conftest import tiny_config
+
+
+class Tables(HTMLParser):
+    """Cell texts of every <table> of a page."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.cell: list[str] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def accounting(tmp_path, name, **values):
+    record = {
+        "requests": 10,
+        "cache_hits": 4,
+        "api_calls": 7,
+        "retries": 1,
+        "failures": 0,
+        "prompt_tokens": 1000,
+        "completion_tokens": 200,
+        "cached_prompt_tokens": 400,
+        "cached_completion_tokens": 80,
+        "estimated_cost": 0.25,
+        "wall_s": 3.0,
+        "errors": {},
+    } | values
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_llm_accounting_has_a_row_per_job_and_a_total(tmp_path):
+    paths = {
+        "simple": accounting(tmp_path, "simple"),
+        "filter_not": accounting(tmp_path, "filter_not", requests=5, estimated_cost=0.5),
+    }
+    table = llm_accounting(paths)
+    assert table["step"].tolist() == ["simple", "filter_not", "total"]
+    total = table.set_index("step").loc["total"]
+    assert total["requests"] == 15 and total["estimated_cost"] == pytest.approx(0.75)
+    write_llm_accounting(table, tmp_path / "a.csv", tmp_path / "a.html")
+    rows = Tables((tmp_path / "a.html").read_text()).tables[0]
+    assert rows[0][0] == "step" and rows[-1][:2] == ["total", "15"]
+    assert pd.read_csv(tmp_path / "a.csv")["cache_hits"].tolist() == [4, 4, 8]
+
+
+def test_a_broken_accounting_file_is_named(tmp_path):
+    broken = tmp_path / "compose_and.json"
+    broken.write_text("{not json")
+    with pytest.raises(BoolbenchError, match="compose_and.json"):
+        llm_accounting({"compose_and": broken})
+
+
+def questions_frame():
+    rows = []
+    for kind in ("AND", "OR", "NOT"):
+        for i in range(5):
+            kept = i < 3
+            rows.append(
+                {
+                    "qid": f"{kind.lower()}-{i}",
+                    "type": kind,
+                    "question": f"Which <b>{kind}</b> question {i}?",
+                    "source": "llm",
+                    "status": "ok",
+                    "reason": None,
+                    "operand_texts": [f"operand {i}a", f"operand {i}b"],
+                    "positives": [f"p{i}"],
+                    "negatives": [f"n{i}"],
+                    "kept": kept,
+                    "reject_reason": None if kept else "positive_refused",
+                    "passes_default": kept,
+                    "passes_strict": False,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_examples_pick_kept_and_rejected_per_type_reproducibly():
+    frame = questions_frame()
+    picked = pick_examples(frame, per_type=2, seed=1)
+    counts = picked.groupby(["type", "kept"]).size()
+    assert counts.tolist() == [2, 2] * 3  # 2 kept + 2 rejected (of 2 rejected) per type
+    assert picked["type"].tolist()[:4] == ["AND"] * 4
+    assert picked.equals(pick_examples(frame, per_type=2, seed=1))
+
+
+def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
+    frame = questions_frame()
+    frame.to_parquet(tmp_path / "all.parquet")
+    corpus = pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(5)] + [f"n{i}" for i in range(5)],
+            "title": [f"Title p{i}" for i in range(5)] + [f"Title n{i}" for i in range(5)],
+            "text": ["word " * 100] * 10,
+        }
+    )
+    corpus.to_parquet(tmp_path / "corpus.parquet")
+    answers = pd.DataFrame(
+        {"qid": ["and-0"], "pid": ["p0"], "role": ["positive"], "answer": ["the answer"],
+         "answered": [True]}
+    )  # fmt: skip
+    answers.to_parquet(tmp_path / "answers.parquet")
+    out = tmp_path / "examples.html"
+    write_examples(
+        tmp_path / "all.parquet", tmp_path / "corpus.parquet", [tmp_path / "answers.parquet"],
+        per_type=3, passage_words=5, seed=0, html_out=out,
+    )  # fmt: skip
+    html = out.read_text()
+    assert "Which &lt;b&gt;AND&lt;/b&gt; question" in html  # question text is escaped
+    tables = Tables(html).tables
+    # per type: a header, 3 kept and the 2 rejected questions
+    assert [len(t) for t in tables] == [6, 6, 6]
+    assert "word word word word word \N{HORIZONTAL ELLIPSIS}" in html
+    assert "answerer said:</i> the answer" in html  # and-0's positive passage
+    assert html.count("rejected: positive_refused") == 6
+
+
+def test_config_page_round_trips_through_validation(tmp_path):
+    config = tiny_config(corpora={"a": {"source": "vital_articles", "limit": 5},
+                                  "b": {"source": "vital_articles", "limit": 9}})  # fmt: skip
+    validate_config(config)
+    write_config(corpus_config(config, "b"), tmp_path / "c.yaml", tmp_path / "c.html")
+    written = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    assert list(written["corpora"]) == ["b"]
+    again = copy.deepcopy(written)
+    validate_config(again)  # a valid --configfile that changes nothing
+    assert again == written
+    assert "<pre>" in (tmp_path / "c.html").read_text()
+
+
+@pytest.fixture
+def artifacts(tmp_path):
+    metrics = []
+    for model, base in (("m1", 0.4), ("m2", 0.6)):
+        for kind, offset in (("ALL", 0.1), ("AND", 0.2), ("OR", 0.3), ("NOT", -0.2)):
+            for metric in ("MRR@10", "NegRecall@10"):
+                metrics.append(["boolquestions", model, "all", kind, metric, base + offset, 5])
+    metrics = pd.DataFrame(
+        metrics, columns=["query_set", "model", "split", "type", "metric", "value", "n_queries"]
+    )
+    metrics.to_parquet(tmp_path / "metrics.parquet")
+    rng = np.random.default_rng(0)
+    pd.DataFrame(
+        {"pid": [f"p{i}" for i in range(50)], "cluster": rng.integers(0, 7, 50)}
+    ).to_parquet(tmp_path / "groups.parquet")
+    ratios = np.array([0.3, 0.2, 0.1])
+    pd.DataFrame(
+        {"component": [1, 2, 3], "explained_variance_ratio": ratios, "cumulative": ratios.cumsum()}
+    ).to_parquet(tmp_path / "variance.parquet")
+    frame = questions_frame()
+    frame.loc[0, "status"] = "fallback"
+    frame.to_parquet(tmp_path / "all.parquet")
+    for step in ("simple", "disjunctive"):
+        pd.DataFrame({"status": ["ok", "ok", "dropped", "ok"]}).to_parquet(
+            tmp_path / f"{step}.parquet"
+        )
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_every_figure_writes_a_png_and_an_svg(artifacts, name):
+    inputs = {
+        "metrics": artifacts / "metrics.parquet",
+        "groups": artifacts / "groups.parquet",
+        "variance": artifacts / "variance.parquet",
+        "all": artifacts / "all.parquet",
+        "simple": artifacts / "simple.parquet",
+        "disjunctive": artifacts / "disjunctive.parquet",
+    }
+    png, svg = artifacts / f"{name}.png", artifacts / f"{name}.svg"
+    figure_step(name, inputs, {"models": ["m1", "m2"], "split": "all"}, png, svg)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    first = svg.read_bytes()
+    figure_step(name, inputs, {"models": ["m1", "m2"], "split": "all"}, png, svg)
+    assert svg.read_bytes() == first  # no timestamps: a rerun on the same data is identical
+
+
+def test_pass_rates_are_those_of_validation_and_the_filter(artifacts):
+    atomic = {s: pd.read_parquet(artifacts / f"{s}.parquet") for s in ("simple", "disjunctive")}
+    rates = pass_rate_table(pd.read_parquet(artifacts / "all.parquet"), atomic)
+    assert rates.loc["simple", "validation"] == 0.75
+    assert rates.loc["AND", "validation"] == pytest.approx(4 / 5)  # one fallback of 5
+    assert rates.loc["OR", "filter (default)"] == pytest.approx(3 / 5)
+    assert np.isnan(rates.loc["simple", "filter (default)"])
