@@ -214,7 +214,7 @@ def write_table_files(
         + [cell(row, h, ("<b>", "</b>"), "&dagger;") for h in headers]
         for row in table.index
     ]
-    body = htmlpage.table(["Model", *headers], rows, text_columns=(0,))
+    body = htmlpage.table(["Model", *headers], rows, text_columns=(0,), row_headers=True)
     htmlpage.write_page(out["html"], title, body + htmlpage.notes([legend, *notes]))
 
     # Column groups share a header prefix ("BDR MRR@10"); the last word goes in the second row.

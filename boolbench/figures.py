@@ -9,23 +9,31 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # jobs have no display
+from boolbench.parquet_io import write_bytes_atomic
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from boolbench.parquet_io import write_bytes_atomic  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PathLike = str | os.PathLike
 TYPES = ("AND", "OR", "NOT")
-# SVGs keep their text as text (searchable, and smaller); no timestamp, so a rerun on the same
-# data writes the same bytes.
-plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "boolbench", "figure.dpi": 100})
+
+
+def _pyplot():
+    """matplotlib.pyplot, imported on first use: the workflow imports FIGURES at parse time."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # jobs have no display
+    import matplotlib.pyplot as plt
+
+    # SVGs keep their text as text (searchable, smaller); a fixed hash salt and no date make a
+    # rerun on the same data write the same bytes.
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "boolbench", "figure.dpi": 100})
+    return plt
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ def _metric(metrics: pd.DataFrame, metric: str, split: str) -> pd.DataFrame:
 def mrr_by_type(metrics: pd.DataFrame, models: list[str], split: str) -> Figure:
     """Grouped bars: one group per type (ALL, AND, OR, NOT), one bar per model."""
     values = _metric(metrics, "MRR@10", split).reindex(index=models, columns=["ALL", *TYPES])
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models) + 4), 4))
+    fig, ax = _pyplot().subplots(figsize=(max(6, 1.2 * len(models) + 4), 4))
     width = 0.8 / max(len(models), 1)
     x = np.arange(values.shape[1])
     for i, model in enumerate(models):
@@ -98,8 +106,9 @@ def negrecall_vs_mrr(metrics: pd.DataFrame, models: list[str], split: str) -> Fi
     mrr = _metric(metrics, "MRR@10", split)
     negrecall = _metric(metrics, "NegRecall@10", split)
     markers = {"AND": "o", "OR": "s", "NOT": "^"}
+    plt = _pyplot()
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(6.5, 5))
+    fig, ax = _pyplot().subplots(figsize=(6.5, 5))
     for i, model in enumerate(models):
         for kind, marker in markers.items():
             x = mrr.get(kind, pd.Series(dtype=float)).get(model, np.nan)
@@ -122,7 +131,7 @@ def negrecall_vs_mrr(metrics: pd.DataFrame, models: list[str], split: str) -> Fi
 def group_sizes(groups: pd.DataFrame) -> Figure:
     """Histogram of passages per group (clusters.parquet or document_groups.parquet)."""
     sizes = groups.groupby("cluster").size()
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = _pyplot().subplots(figsize=(6.5, 4))
     if len(sizes):
         bins = np.arange(sizes.min(), sizes.max() + 2) - 0.5
         ax.hist(sizes, bins=bins if len(bins) <= 60 else 40, color="#4c72b0")
@@ -136,7 +145,7 @@ def group_sizes(groups: pd.DataFrame) -> Figure:
 
 def svd_variance(variance: pd.DataFrame) -> Figure:
     """Per-component and cumulative explained-variance ratio (svd_variance.parquet)."""
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = _pyplot().subplots(figsize=(6.5, 4))
     components = variance["component"]
     ax.plot(components, variance["cumulative"], color="#c44e52", marker=".")
     ax.set_xlabel("SVD component")
@@ -176,7 +185,7 @@ def pass_rate_table(all_questions: pd.DataFrame, atomic: dict[str, pd.DataFrame]
 
 def pass_rates(all_questions: pd.DataFrame, atomic: dict[str, pd.DataFrame]) -> Figure:
     rates = 100 * pass_rate_table(all_questions, atomic)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = _pyplot().subplots(figsize=(7, 4))
     x = np.arange(len(rates))
     width = 0.8 / rates.shape[1]
     for i, column in enumerate(rates.columns):
@@ -208,7 +217,7 @@ def save(fig: Figure, png: PathLike, svg: PathLike) -> None:
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt, metadata=metadata)
         write_bytes_atomic(path, buffer.getvalue())
-    plt.close(fig)
+    _pyplot().close(fig)
 
 
 def figure_step(name: str, inputs: dict[str, PathLike], settings: dict, png, svg) -> None:

@@ -15,6 +15,7 @@ body { font-family: system-ui, sans-serif; font-size: 14px; margin: 1em; color: 
 table { border-collapse: collapse; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; vertical-align: top; }
 th { background: #f0f0f0; }
+th[scope="row"] { text-align: left; white-space: nowrap; background: #fafafa; }
 td.text, th.text { text-align: left; }
 caption { caption-side: top; text-align: left; font-weight: bold; padding-bottom: 4px; }
 p.note { color: #555; margin: 0.2em 0; }
@@ -25,12 +26,21 @@ pre { background: #f7f7f7; padding: 0.8em; border: 1px solid #ddd; overflow-x: a
 """
 
 
-def table(headers: list[str], rows: list[list[str]], caption: str = "", text_columns=()) -> str:
+def table(
+    headers: list[str],
+    rows: list[list[str]],
+    caption: str = "",
+    text_columns=(),
+    row_headers: bool = False,
+) -> str:
     """An HTML table; `rows` hold cell HTML (escape text with `escape`), headers plain text.
 
-    Columns whose index is in `text_columns` are left-aligned (numbers align right)."""
+    Columns whose index is in `text_columns` are left-aligned (numbers align right); with
+    `row_headers`, each row's first cell is its label (a model name: never wrapped)."""
 
     def cell(tag: str, index: int, content: str) -> str:
+        if row_headers and index == 0 and tag == "td":
+            return f'<th scope="row">{content}</th>'
         align = ' class="text"' if index in text_columns else ""
         return f"<{tag}{align}>{content}</{tag}>"
 

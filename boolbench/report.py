@@ -77,7 +77,7 @@ def write_llm_accounting(table: pd.DataFrame, csv_out: PathLike, html_out: PathL
         "cache and cost nothing now; prompt/completion tokens and estimated_cost count new "
         "calls only (cost from llm.prices; 0 for the embedded model). wall_s is the job's time.",
     ]
-    body = htmlpage.table(ACCOUNTING_COLUMNS, rows, text_columns=(0,))
+    body = htmlpage.table(ACCOUNTING_COLUMNS, rows, text_columns=(0,), row_headers=True)
     htmlpage.write_page(html_out, "LLM accounting", body + htmlpage.notes(notes))
 
 
@@ -123,46 +123,30 @@ def write_examples(
         corpus_path, columns=["pid", "title", "text"], filters=[("pid", "in", pids)]
     ).to_pandas().set_index("pid")  # fmt: skip
     answers = pd.concat([pd.read_parquet(p) for p in answer_paths], ignore_index=True)
-    said = {(q, p): (a, ok) for q, p, a, ok in answers[["qid", "pid", "answer", "answered"]].values}
+    said = {
+        (qid, pid): (answer, answered)
+        for qid, pid, answer, answered in answers[["qid", "pid", "answer", "answered"]].values
+    }
 
     def passages(qid: str, pids) -> str:
         items = []
         for pid in pids:
-            title = corpus["title"].get(pid, pid)
+            title = corpus["title"].get(pid) or pid
             text = shorten(str(corpus["text"].get(pid, "(not in the corpus)")), passage_words)
-            answer, answered = said.get((qid, pid), (None, None))
-            verdict = (
-                "" if answer is None else
-                f"<br><i>answerer{' ' if answered else ' (refused) '}said:</i> "
-                f"{escape(shorten(str(answer), passage_words))}"
-            )  # fmt: skip
             items.append(
                 f"<li><b>{escape(str(title))}</b>: <span class=passage>{escape(text)}</span>"
-                f"{verdict}</li>"
+                f"{_answer_note(*said.get((qid, pid), (None, None)), passage_words)}</li>"
             )
         return f"<ul>{''.join(items)}</ul>" if items else "-"
 
+    headers = ["question", "positive passages", "negative passages", "filter"]
     sections = []
     for kind in TYPES:
-        part = examples[examples["type"] == kind]
-        rows = []
-        for q in part.itertuples():
-            operands = "".join(f"<li>{escape(str(t))}</li>" for t in q.operand_texts)
-            verdict = (
-                '<span class="kept">kept</span>' if q.kept else
-                f'<span class="rejected">rejected: {escape(str(q.reject_reason))}</span>'
-            )  # fmt: skip
-            origin = f"{q.source}, {q.status}" + (f" ({q.reason})" if pd.notna(q.reason) else "")
-            rows.append(
-                [
-                    f"<b>{escape(q.question)}</b><br><small>{escape(q.qid)} &middot; "
-                    f"{escape(origin)}</small><br>from:<ul>{operands}</ul>",
-                    passages(q.qid, q.positives),
-                    passages(q.qid, q.negatives),
-                    verdict,
-                ]
-            )
-        headers = ["question", "positive passages", "negative passages", "filter"]
+        rows = [
+            [_question_cell(q), passages(q.qid, q.positives), passages(q.qid, q.negatives),
+             _verdict(q)]
+            for q in examples[examples["type"] == kind].itertuples()
+        ]  # fmt: skip
         sections.append(
             htmlpage.table(headers, rows, f"{kind} questions", text_columns=(0, 1, 2, 3))
         )
@@ -173,6 +157,35 @@ def write_examples(
         "negative one)."
     ]
     htmlpage.write_page(html_out, "Example questions", htmlpage.notes(notes) + "\n".join(sections))
+
+
+def _question_cell(q) -> str:
+    """The question (or why there is none), its qid and origin, and its operand questions."""
+    question = (
+        f"<b>{escape(q.question)}</b>" if isinstance(q.question, str) else
+        "<i>(no question: dropped)</i>"
+    )  # fmt: skip
+    origin = f"{q.source}, {q.status}" + (f" ({q.reason})" if pd.notna(q.reason) else "")
+    operands = "".join(f"<li>{escape(str(t))}</li>" for t in q.operand_texts)
+    return f"{question}<br><small>{escape(q.qid)} &middot; {escape(origin)}</small>" + (
+        f"<br>from:<ul>{operands}</ul>" if operands else ""
+    )
+
+
+def _answer_note(answer, answered, words: int) -> str:
+    """What the answerer said for one passage ('' when it was not asked)."""
+    if answer is None and answered is None:
+        return ""
+    if answered is None or pd.isna(answered):
+        return "<br><i>answerer: the call failed</i>"
+    label = "answerer said:" if answered else "answerer refused:"
+    return f"<br><i>{label}</i> {escape(shorten(str(answer), words))}"
+
+
+def _verdict(q) -> str:
+    if q.kept:
+        return '<span class="kept">kept</span>'
+    return f'<span class="rejected">rejected: {escape(str(q.reject_reason))}</span>'
 
 
 # ---------------------------------------------------------------------------------------------

@@ -201,7 +201,7 @@ def write_significance_page(
         headers = ["model A", "model B", "questions", "MRR@10 A", "MRR@10 B", "p", "p (Holm)"]
         sections.append(htmlpage.table(headers, rows, f"MRR@10, {label}", text_columns=(0, 1)))
     legend = (
-        f"{TEST_NAME} on per-question MRR@10 ({resamples} random sign flips, or all of them "
+        f"Test: {TEST_NAME} on per-question MRR@10 ({resamples} random sign flips, or all of them "
         f"when fewer), {CORRECTION_NAME}; corrected p < {alpha:g} in bold."
     )
     htmlpage.write_page(

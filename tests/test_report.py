@@ -129,6 +129,8 @@ def test_examples_pick_kept_and_rejected_per_type_reproducibly():
 
 def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
     frame = questions_frame()
+    dropped = frame["qid"] == "not-4"
+    frame.loc[dropped, ["question", "status", "reject_reason"]] = [None, "dropped", "dropped"]
     frame.to_parquet(tmp_path / "all.parquet")
     corpus = pd.DataFrame(
         {
@@ -139,8 +141,8 @@ def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
     )
     corpus.to_parquet(tmp_path / "corpus.parquet")
     answers = pd.DataFrame(
-        {"qid": ["and-0"], "pid": ["p0"], "role": ["positive"], "answer": ["the answer"],
-         "answered": [True]}
+        {"qid": ["and-0", "and-1"], "pid": ["p0", "p1"], "role": ["positive"] * 2,
+         "answer": ["the answer", None], "answered": [True, None]}
     )  # fmt: skip
     answers.to_parquet(tmp_path / "answers.parquet")
     out = tmp_path / "examples.html"
@@ -155,7 +157,9 @@ def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
     assert [len(t) for t in tables] == [6, 6, 6]
     assert "word word word word word \N{HORIZONTAL ELLIPSIS}" in html
     assert "answerer said:</i> the answer" in html  # and-0's positive passage
-    assert html.count("rejected: positive_refused") == 6
+    assert "answerer: the call failed" in html  # and-1's positive passage
+    assert html.count("rejected: positive_refused") == 5
+    assert "(no question: dropped)" in html and "rejected: dropped" in html
 
 
 def test_config_page_round_trips_through_validation(tmp_path):

@@ -116,3 +116,11 @@ def test_table2_marks_the_model_that_beats_the_row_above(tmp_path):
     assert r"65.00$^\dagger$" in out["tex"].read_text()
     assert "65.00&dagger;" in out["html"].read_text()
     assert "Holm-Bonferroni" in out["md"].read_text()
+
+
+def test_a_column_without_queries_gives_no_p_value_and_no_dagger():
+    scores = scores_frame({"a": [0.1, 0.2], "b": [0.5, 0.6]})
+    tests = pairwise_tests(scores, [("original", "ALL", "all")], ["a", "b"])
+    assert tests["n_queries"].tolist() == [0]
+    assert tests["p_value"].isna().all() and tests["p_holm"].isna().all()
+    assert beats_row_above(tests, ["a", "b"], "original", "ALL", "all", 0.05) == [False, False]
