@@ -42,3 +42,16 @@ def llm_job(snakemake):
     with llm_session(settings, threads=snakemake.threads) as llm:
         yield llm
         llm.accounting.to_json(snakemake.output.accounting)
+
+
+def model_spec(snakemake, name: str):
+    """The job's retriever (params.model). A contrastive model is loaded from the job's input
+    folder, not from the results/ path in its params: with a storage provider (profiles/
+    kubernetes) the job sees its inputs at local copies elsewhere."""
+    from boolbench.retrievers import ModelSpec
+
+    entry = dict(snakemake.params.model)
+    trained = snakemake.input.get("trained")
+    if trained:
+        entry["model"] = str(trained[0])
+    return ModelSpec.from_config(name, entry)

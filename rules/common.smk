@@ -101,8 +101,15 @@ def corpus_entry(wildcards):
 
 
 def source_inputs(wildcards):
-    """The files a corpus is read from (corpus, and queries/qrels when it has them)."""
-    return SOURCE_INPUTS[wildcards.corpus]
+    """The files a corpus is read from (corpus, and queries/qrels when it has them).
+
+    Absolute paths (the packaged Wikipedia corpus, a dataset on a shared mount) are read in
+    place even when a storage provider moves results (profiles/kubernetes); relative ones
+    are part of the working directory and go through it."""
+    return {
+        name: local(path) if os.path.isabs(path) else path
+        for name, path in SOURCE_INPUTS[wildcards.corpus].items()
+    }
 
 
 def source_params(wildcards):

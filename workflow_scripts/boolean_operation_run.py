@@ -1,13 +1,12 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.baselines import boolean_run_step
-from boolbench.retrievers import ModelSpec
-from boolbench.workflow import script_context
+from boolbench.workflow import model_spec, script_context
 
 with script_context(snakemake):
     boolean_run_step(
         snakemake.wildcards.method,
-        ModelSpec.from_config(snakemake.params.retriever, snakemake.params.model),
+        model_spec(snakemake, snakemake.params.retriever),
         index_path=snakemake.input.index,
         embeddings_path=snakemake.input.get("embeddings"),
         questions_path=snakemake.input.questions,

@@ -1,12 +1,11 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.retrieve import search
-from boolbench.retrievers import ModelSpec
-from boolbench.workflow import script_context
+from boolbench.workflow import model_spec, script_context
 
 with script_context(snakemake):
     search(
-        ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
+        model_spec(snakemake, snakemake.wildcards.model),
         index_path=snakemake.input.index,
         embeddings_path=snakemake.input.get("embeddings"),
         questions_path=snakemake.input.questions,
