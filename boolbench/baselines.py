@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 
 import pandas as pd
-import pyarrow as pa
 
 from boolbench.boolean_ops import boolean_run, make_scorer
 from boolbench.contrastive import TrainingSettings, train, training_examples
@@ -32,6 +31,7 @@ from boolbench.parquet_io import write_table_atomic
 from boolbench.prompts import Prompt
 from boolbench.retrievers import ModelSpec
 from boolbench.runs import read_run, write_run
+from boolbench.steps import WHOLE, Shard, frame_table, in_shard
 
 PathLike = str | os.PathLike
 TABLE3_COLUMNS = [
@@ -56,12 +56,12 @@ def decompose_step(
     seed: int,
     max_tokens: int,
     json_schema: bool,
+    shard: Shard = WHOLE,
 ) -> None:
-    """baselines/decomposed.parquet for the questions of `split`."""
-    questions = questions_of_split(questions_path, split)
+    """The decompositions of the questions of `split` in one shard of the groups."""
+    questions = in_shard(questions_of_split(questions_path, split), shard)
     frame = decompose(llm, Prompt(**prompt), questions, retries, seed, max_tokens, json_schema)
-    table = pa.Table.from_pandas(frame, schema=DECOMPOSED_SCHEMA, preserve_index=False)
-    write_table_atomic(table, out)
+    write_table_atomic(frame_table(frame, DECOMPOSED_SCHEMA), out)
 
 
 def oracle_expressions(questions: pd.DataFrame) -> pd.DataFrame:

@@ -9,17 +9,35 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from boolbench import compose, dataset, filtering, generation
 from boolbench.llm import LLMClient
-from boolbench.parquet_io import write_table_atomic
+from boolbench.parquet_io import write_table_atomic, write_text_atomic
 from boolbench.prompts import Prompt
 
 PathLike = str | os.PathLike
+# (index, count): an LLM job's share of the groups. Group g belongs to shard g % count, so a
+# group's requests are the same whatever the count (and the response cache answers them).
+Shard = tuple[int, int]
+WHOLE: Shard = (0, 1)
+
+
+def in_shard(frame: pd.DataFrame, shard: Shard) -> pd.DataFrame:
+    """The rows of `frame` whose `group` belongs to `shard`."""
+    index, count = shard
+    return frame if count == 1 else frame[frame["group"] % count == index]
 
 
 def _write(frame: pd.DataFrame, schema: pa.Schema, path: PathLike) -> None:
-    write_table_atomic(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
+    write_table_atomic(frame_table(frame, schema), path)
+
+
+def frame_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """`frame` as a table of `schema`; an empty frame (a shard without groups) may lack columns."""
+    if frame.empty:
+        return schema.empty_table()
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
 
 def atomic_step(
@@ -30,12 +48,12 @@ def atomic_step(
     prompt: dict,
     template: str | None,
     settings: generation.GenerationSettings,
+    shard: Shard = WHOLE,
 ) -> None:
-    """questions/{simple,disjunctive}.parquet from the candidates."""
+    """Simple or disjunctive questions of the candidates of one shard of the groups."""
     write, schema = generation.ATOMIC[kind]
-    table = write(
-        pd.read_parquet(candidates), llm, Prompt(**prompt), settings, template, llm.model_name
-    )
+    cands = in_shard(pd.read_parquet(candidates), shard)
+    table = write(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
     _write(table, schema, out)
 
 
@@ -49,12 +67,14 @@ def compose_step(
     prompt: dict,
     template: str | None,
     settings: generation.GenerationSettings,
+    shard: Shard = WHOLE,
 ) -> None:
+    """AND/OR/NOT questions of one shard of the groups (operands from every group's file)."""
     empty_simple = pd.DataFrame(columns=generation.SIMPLE_SCHEMA.names)
     empty_disj = pd.DataFrame(columns=generation.DISJUNCTIVE_SCHEMA.names)
     table = compose.compose(
         operator.upper(),
-        pd.read_parquet(candidates),
+        in_shard(pd.read_parquet(candidates), shard),
         pd.read_parquet(simple) if simple else empty_simple,
         pd.read_parquet(disjunctive) if disjunctive else empty_disj,
         llm,
@@ -76,10 +96,12 @@ def filter_step(
     answer_max_tokens: int,
     max_passage_words: int,
     temperature: float,
+    shard: Shard = WHOLE,
 ) -> None:
+    """The answerer's answers for the questions of one shard of the groups."""
     cands = pd.read_parquet(candidates)
     answers = filtering.answer_pairs(
-        pd.read_parquet(questions),
+        in_shard(pd.read_parquet(questions), shard),
         dict(zip(cands["pid"], cands["text"], strict=True)),
         llm,
         Prompt(**prompt),
@@ -123,3 +145,31 @@ def statistics_step(
 
 def beir_step(kept: PathLike, corpus: PathLike, out: dict[str, str]) -> None:
     dataset.export_beir(pd.read_parquet(kept), corpus, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gathering the shards of an LLM stage
+
+
+def gather_shards(shards: list[PathLike], out: PathLike) -> int:
+    """One Parquet file from the shards of an LLM stage, in the order an unsharded job writes
+    (by group, else by qid, which numbers groups; stable, so rows of one group keep theirs):
+    the result is the same for every shard count."""
+    table = pa.concat_tables([pq.read_table(path) for path in shards])
+    key = "group" if "group" in table.column_names else "qid"
+    write_table_atomic(table.sort_by([(key, "ascending")]), out)
+    return table.num_rows
+
+
+def gather_accounting(shards: list[PathLike], out: PathLike) -> None:
+    """The accounting of an LLM stage: every count, token, cost and second of its shards."""
+    total: dict = {}
+    for path in shards:
+        for key, value in json.loads(Path(path).read_text()).items():
+            if isinstance(value, dict):  # errors by kind
+                merged = total.setdefault(key, {})
+                for kind, count in value.items():
+                    merged[kind] = merged.get(kind, 0) + count
+            else:
+                total[key] = total.get(key, 0) + value
+    write_text_atomic(out, json.dumps(total, indent=2, sort_keys=True) + "\n")

@@ -55,3 +55,8 @@ def model_spec(snakemake, name: str):
     if trained:
         entry["model"] = str(trained[0])
     return ModelSpec.from_config(name, entry)
+
+
+def job_shard(snakemake) -> tuple[int, int]:
+    """(index, count) of an LLM job's shard of the groups, from its wildcards."""
+    return int(snakemake.wildcards.shard), int(snakemake.wildcards.n_shards)

@@ -8,24 +8,42 @@ rule decompose_questions:
     input:
         questions="results/{corpus}/boolquestions.parquet",
     output:
-        decomposed="results/{corpus}/baselines/decomposed.parquet",
-        accounting="results/{corpus}/llm_accounting/decompose.json",
+        decomposed=temp(
+            "results/{corpus}/shards/decompose/shard-{shard}-of-{n_shards}.parquet"
+        ),
+        accounting=temp(
+            "results/{corpus}/shards/decompose/shard-{shard}-of-{n_shards}.json"
+        ),
     log:
-        "logs/{corpus}/decompose_questions.log",
+        "logs/{corpus}/decompose_questions/shard-{shard}-of-{n_shards}.log",
     benchmark:
-        "benchmarks/{corpus}/decompose_questions.tsv"
+        "benchmarks/{corpus}/decompose_questions/shard-{shard}-of-{n_shards}.tsv"
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=config["llm"],
+        llm=LLM_PARAMS,
         seed=config["seed"],
         prompt=prompt_params("decompose"),
         split=BASELINES["split"],
         decompose=BASELINES["decompose"],
     script:
         "../workflow_scripts/decompose_questions.py"
+
+
+rule gather_decomposed_questions:
+    input:
+        shards=lambda wc: llm_shards(wc, "decompose", "parquet"),
+        accounting=lambda wc: llm_shards(wc, "decompose", "json"),
+    output:
+        decomposed="results/{corpus}/baselines/decomposed.parquet",
+        accounting="results/{corpus}/llm_accounting/decompose.json",
+    log:
+        "logs/{corpus}/gather_decompose.log",
+    localrule: True
+    run:
+        gather_stage(input, output.decomposed, output.accounting, log)
 
 
 rule boolean_operation_run:

@@ -16,6 +16,7 @@ from boolbench.errors import BoolbenchError
 from boolbench.figures import FIGURES
 from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
 from boolbench.report import corpus_config
+from boolbench.steps import gather_accounting, gather_shards
 from boolbench.retrievers import (
     DENSE_KINDS,
     encoding_params,
@@ -51,6 +52,28 @@ OPERATORS = ["and", "or", "not"]
 GENERATION_PARAMS = {
     k: v for k, v in config["generation"].items() if k not in ("prompts", "prompt_set")
 }
+
+# The LLM settings jobs see: without `shards`, which only names the jobs' files (changing it
+# must not rerun them under new params).
+LLM_PARAMS = {k: v for k, v in config["llm"].items() if k != "shards"}
+
+
+def llm_shards(wildcards, step, ext):
+    """The shard files of one LLM stage (`ext`: parquet for the rows, json for accounting)."""
+    n_shards = config["llm"]["shards"]
+    return [
+        f"results/{wildcards.corpus}/shards/{step}/shard-{i}-of-{n_shards}.{ext}"
+        for i in range(n_shards)
+    ]
+
+
+def gather_stage(input, rows_out, accounting_out, log):
+    """The body of the gather rules (run in the Snakemake process: they only concatenate)."""
+    rows = gather_shards(input.shards, rows_out)
+    gather_accounting(input.accounting, accounting_out)
+    with open(log[0], "w") as out:
+        print(f"{rows} rows from {len(input.shards)} shards", file=out)
+
 
 # An API key reaches cluster jobs through Snakemake's envvars (never through config).
 if config["llm"]["backend"] == "openai" and config["llm"]["api_key_env"]:

@@ -2,24 +2,29 @@
 # composition, the cyclic-consistency filter. Each job starts its own LLM session (for backend
 # local, the embedded llama.cpp server inside the job) and holds one `llm_slots` unit, so the
 # scheduler caps how many LLM jobs run at once. Every answer goes through the response cache.
+# Each stage runs as `llm.shards` jobs (group g in shard g % n), gathered by a local rule.
 
 
 rule atomic_questions:
     input:
         candidates="results/{corpus}/candidates.parquet",
     output:
-        questions="results/{corpus}/questions/{kind}.parquet",
-        accounting="results/{corpus}/llm_accounting/{kind}.json",
+        questions=temp(
+            "results/{corpus}/shards/{kind}/shard-{shard}-of-{n_shards}.parquet"
+        ),
+        accounting=temp(
+            "results/{corpus}/shards/{kind}/shard-{shard}-of-{n_shards}.json"
+        ),
     log:
-        "logs/{corpus}/{kind}_questions.log",
+        "logs/{corpus}/{kind}_questions/shard-{shard}-of-{n_shards}.log",
     benchmark:
-        "benchmarks/{corpus}/{kind}_questions.tsv"
+        "benchmarks/{corpus}/{kind}_questions/shard-{shard}-of-{n_shards}.tsv"
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=config["llm"],
+        llm=LLM_PARAMS,
         seed=config["seed"],
         prompt=lambda wc: prompt_params(wc.kind),
         template=lambda wc: template_for(wc.kind),
@@ -32,18 +37,22 @@ rule compose_questions:
     input:
         unpack(compose_inputs),
     output:
-        questions="results/{corpus}/questions/{operator}.parquet",
-        accounting="results/{corpus}/llm_accounting/compose_{operator}.json",
+        questions=temp(
+            "results/{corpus}/shards/compose_{operator}/shard-{shard}-of-{n_shards}.parquet"
+        ),
+        accounting=temp(
+            "results/{corpus}/shards/compose_{operator}/shard-{shard}-of-{n_shards}.json"
+        ),
     log:
-        "logs/{corpus}/compose_{operator}.log",
+        "logs/{corpus}/compose_{operator}/shard-{shard}-of-{n_shards}.log",
     benchmark:
-        "benchmarks/{corpus}/compose_{operator}.tsv"
+        "benchmarks/{corpus}/compose_{operator}/shard-{shard}-of-{n_shards}.tsv"
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=config["llm"],
+        llm=LLM_PARAMS,
         seed=config["seed"],
         prompt=lambda wc: prompt_params(wc.operator),
         template=lambda wc: template_for(wc.operator),
@@ -57,18 +66,22 @@ rule filter_questions:
         questions="results/{corpus}/questions/{operator}.parquet",
         candidates="results/{corpus}/candidates.parquet",
     output:
-        answers="results/{corpus}/questions/{operator}_answers.parquet",
-        accounting="results/{corpus}/llm_accounting/filter_{operator}.json",
+        answers=temp(
+            "results/{corpus}/shards/filter_{operator}/shard-{shard}-of-{n_shards}.parquet"
+        ),
+        accounting=temp(
+            "results/{corpus}/shards/filter_{operator}/shard-{shard}-of-{n_shards}.json"
+        ),
     log:
-        "logs/{corpus}/filter_{operator}.log",
+        "logs/{corpus}/filter_{operator}/shard-{shard}-of-{n_shards}.log",
     benchmark:
-        "benchmarks/{corpus}/filter_{operator}.tsv"
+        "benchmarks/{corpus}/filter_{operator}/shard-{shard}-of-{n_shards}.tsv"
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=config["llm"],
+        llm=LLM_PARAMS,
         seed=config["seed"],
         prompt=lambda wc: prompt_params("answerer"),
         answer_max_tokens=config["filter"]["answer_max_tokens"],
@@ -76,3 +89,49 @@ rule filter_questions:
         max_passage_words=config["generation"]["max_passage_words"],
     script:
         "../workflow_scripts/filter_questions.py"
+
+
+# Gathering: one file per stage, the same for every shard count (see steps.gather_shards).
+# Local rules: they only concatenate, and on a cluster would otherwise wait in the queue.
+
+
+rule gather_atomic_questions:
+    input:
+        shards=lambda wc: llm_shards(wc, wc.kind, "parquet"),
+        accounting=lambda wc: llm_shards(wc, wc.kind, "json"),
+    output:
+        questions="results/{corpus}/questions/{kind}.parquet",
+        accounting="results/{corpus}/llm_accounting/{kind}.json",
+    log:
+        "logs/{corpus}/gather_{kind}_questions.log",
+    localrule: True
+    run:
+        gather_stage(input, output.questions, output.accounting, log)
+
+
+rule gather_composed_questions:
+    input:
+        shards=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "parquet"),
+        accounting=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "json"),
+    output:
+        questions="results/{corpus}/questions/{operator}.parquet",
+        accounting="results/{corpus}/llm_accounting/compose_{operator}.json",
+    log:
+        "logs/{corpus}/gather_compose_{operator}.log",
+    localrule: True
+    run:
+        gather_stage(input, output.questions, output.accounting, log)
+
+
+rule gather_answers:
+    input:
+        shards=lambda wc: llm_shards(wc, f"filter_{wc.operator}", "parquet"),
+        accounting=lambda wc: llm_shards(wc, f"filter_{wc.operator}", "json"),
+    output:
+        answers="results/{corpus}/questions/{operator}_answers.parquet",
+        accounting="results/{corpus}/llm_accounting/filter_{operator}.json",
+    log:
+        "logs/{corpus}/gather_filter_{operator}.log",
+    localrule: True
+    run:
+        gather_stage(input, output.answers, output.accounting, log)

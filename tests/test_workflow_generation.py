@@ -60,7 +60,9 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
     try:
         assert flow.planned_jobs() == {
             "compose_questions": 1,
+            "gather_composed_questions": 1,
             "filter_questions": 1,
+            "gather_answers": 1,
             "assemble_dataset": 1,
             "dataset_statistics": 1,
             "export_beir": 1,
@@ -68,6 +70,7 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
             "score_model": 1,
             "evaluation_tables": 1,
             "decompose_questions": 1,  # the baselines too
+            "gather_decomposed_questions": 1,
             "boolean_operation_run": 2,
             "table3": 1,
             # the report: every page and figure that shows questions, and the config
@@ -88,7 +91,7 @@ def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
     before = {step: accounting(flow, step) for step in LLM_STEPS}
     asked_before = server.total_requests()
     flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
-    flow.run()
+    flow.run("results/tiny/boolquestions_all.parquet")  # the LLM stages (not evaluation)
     after = {step: accounting(flow, step) for step in LLM_STEPS}
     for step in LLM_STEPS:
         # Every request of the first run is answered from the cache...
@@ -99,6 +102,42 @@ def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
     assert server.total_requests() > asked_before
     groups = pd.read_parquet(flow.path("results/tiny/boolquestions_all.parquet"))["group"]
     assert sorted(set(groups)) == [0, 1, 2, 3]
+
+
+def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripted):
+    flow, server = scripted
+    config = scripted_config(server, candidates={"n_groups": 4})
+    targets = [
+        "results/tiny/boolquestions_all.parquet",
+        "results/tiny/baselines/decomposed.parquet",
+    ]
+    flow.write_config(config)
+    flow.run(*targets)  # nothing to do after the test above; makes this test standalone
+    stages = [f"questions/{name}.parquet" for name in ("simple", "disjunctive", "and", "or")]
+    stages += ["questions/not_answers.parquet", "baselines/decomposed.parquet"]
+    before = {s: pd.read_parquet(flow.path(f"results/tiny/{s}")) for s in stages}
+    requests = {step: accounting(flow, step)["requests"] for step in [*LLM_STEPS, "decompose"]}
+    asked = server.total_requests()
+
+    config["llm"]["shards"] = 2
+    flow.write_config(config)
+    try:
+        flow.run(*targets)
+        assert server.total_requests() == asked  # every answer came from the cache
+        for stage, frame in before.items():
+            pd.testing.assert_frame_equal(
+                pd.read_parquet(flow.path(f"results/tiny/{stage}")), frame
+            )
+        for step, count in requests.items():
+            gathered = accounting(flow, step)
+            assert (gathered["requests"], gathered["cache_hits"]) == (count, count), step
+        logs = flow.path("logs/tiny/compose_not")
+        assert sorted(p.name for p in logs.glob("shard-*-of-2.log")) == [
+            f"shard-{i}-of-2.log" for i in range(2)
+        ]
+        assert not list(flow.path("results/tiny/shards").rglob("*.parquet"))  # temporary
+    finally:
+        flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
 
 
 def test_end_to_end_on_the_embedded_model(workflow):
@@ -113,7 +152,8 @@ def test_end_to_end_on_the_embedded_model(workflow):
             candidates={"n_groups": 2},
         )
     )
-    workflow.run()
+    # Generation, filtering and the decomposition on the real model; not the evaluation.
+    workflow.run("results/tiny/tables/table1.csv", "results/tiny/baselines/decomposed.parquet")
     all_questions = pd.read_parquet(workflow.path("results/tiny/boolquestions_all.parquet"))
     assert len(all_questions) == 6
     assert all_questions["model"].eq("local:smollm2-135m").all()
@@ -125,6 +165,8 @@ def test_end_to_end_on_the_embedded_model(workflow):
     assert table.loc["ALL", "generated"] == 6
     calls = sum(accounting(workflow, step)["api_calls"] for step in LLM_STEPS)
     assert calls >= 6 + 2 + 3  # simple (2-3 per group), disjunctive, compositions, answers
+    decomposed = pd.read_parquet(workflow.path("results/tiny/baselines/decomposed.parquet"))
+    assert len(decomposed) > 0 and decomposed["attempts"].ge(1).all()
 
 
 def test_llm_jobs_hold_an_llm_slot(workflow):

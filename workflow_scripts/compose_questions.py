@@ -2,7 +2,7 @@ import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.generation import GenerationSettings
 from boolbench.steps import compose_step
-from boolbench.workflow import llm_job, script_context
+from boolbench.workflow import job_shard, llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:
     compose_step(
@@ -15,4 +15,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         prompt=snakemake.params.prompt,
         template=snakemake.params.template,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
+        shard=job_shard(snakemake),
     )

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.baselines import decompose_step
-from boolbench.workflow import llm_job, script_context
+from boolbench.workflow import job_shard, llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:
     settings = snakemake.params.decompose
@@ -15,4 +15,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         seed=snakemake.params.seed,
         max_tokens=settings["max_tokens"],
         json_schema=settings["json_schema"],
+        shard=job_shard(snakemake),
     )

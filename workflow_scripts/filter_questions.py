@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.steps import filter_step
-from boolbench.workflow import llm_job, script_context
+from boolbench.workflow import job_shard, llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:
     filter_step(
@@ -14,4 +14,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         answer_max_tokens=snakemake.params.answer_max_tokens,
         max_passage_words=snakemake.params.max_passage_words,
         temperature=snakemake.params.temperature,
+        shard=job_shard(snakemake),
     )
