@@ -3,9 +3,11 @@
 
 Artifacts (Parquet):
 - svd.parquet: pid (string), vector (fixed-size list<float32>[svd_components]); the sample.
+- svd_components.npy: the fitted projection, float32 [svd_components, embedding dim].
 - svd_variance.parquet: component (int32), explained_variance_ratio (float64),
   cumulative (float64).
 - clusters.parquet / document_groups.parquet: pid (string), cluster (int64).
+- corpus_clusters.parquet (clustering.assign: all): the same for every passage of the corpus.
 - clustering_report.json: sizes, size histogram, explained variance.
 """
 
@@ -26,7 +28,7 @@ import pyarrow.parquet as pq
 
 from boolbench.encoding import load_embeddings
 from boolbench.errors import ConfigError, InputError, located
-from boolbench.parquet_io import write_table_atomic
+from boolbench.parquet_io import write_bytes_atomic, write_table_atomic
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,7 @@ def reduce(
     seed: int,
     svd_out: str | os.PathLike,
     variance_out: str | os.PathLike,
+    components_out: str | os.PathLike,
 ) -> None:
     """Sample passages and project their embeddings with TruncatedSVD."""
     from sklearn.decomposition import TruncatedSVD
@@ -124,6 +127,7 @@ def reduce(
         schema=VARIANCE_SCHEMA,
     )
     write_table_atomic(variance, variance_out)
+    save_array_atomic(components_out, svd.components_.astype(np.float32))
 
 
 def read_vectors(svd_path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
@@ -225,6 +229,75 @@ def cluster(
             "explained_variance": float(variance["explained_variance_ratio"].sum()),
         },
     )
+
+
+# Rows projected and assigned at once: 65,536 x 384 float32 is 100 MB.
+ASSIGN_BLOCK = 65_536
+
+
+def centroids(matrix: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cluster ids, their mean vectors) of the clustered sample."""
+    ids, inverse = np.unique(labels, return_inverse=True)
+    sums = np.zeros((len(ids), matrix.shape[1]), dtype=np.float64)
+    np.add.at(sums, inverse, matrix)
+    return ids, (sums / np.bincount(inverse)[:, None]).astype(np.float32)
+
+
+def nearest(vectors: np.ndarray, centres: np.ndarray, metric: str) -> np.ndarray:
+    """Row index of the nearest centre for each vector (cosine for metric cosine, else
+    Euclidean: the distance ward and euclidean linkages merge by)."""
+    if metric == "cosine":
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        centres = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+        return np.argmax(vectors @ centres.T, axis=1)
+    # |v - c|^2 = |v|^2 - 2 v.c + |c|^2; |v|^2 is the same for every c.
+    return np.argmin((centres**2).sum(axis=1) - 2 * vectors @ centres.T, axis=1)
+
+
+def assign_corpus(
+    embeddings_path: str | os.PathLike,
+    components_path: str | os.PathLike,
+    svd_path: str | os.PathLike,
+    clusters_path: str | os.PathLike,
+    metric: str,
+    out: str | os.PathLike,
+) -> dict:
+    """corpus_clusters.parquet: the sample keeps its clusters; every other passage joins the
+    cluster whose centroid is nearest in SVD space. The embeddings are read a block at a
+    time from their memory map, so memory stays flat in the corpus size."""
+    pids, vectors = load_embeddings(embeddings_path)
+    components = np.load(components_path)
+    sample_pids, sample_matrix = read_vectors(svd_path)
+    labels = pd.read_parquet(clusters_path).set_index("pid")["cluster"]
+    ids, centres = centroids(sample_matrix, labels.reindex(sample_pids).to_numpy())
+    assigned = np.empty(len(pids), dtype=np.int64)
+    for start in range(0, len(pids), ASSIGN_BLOCK):
+        block = np.asarray(vectors[start : start + ASSIGN_BLOCK], dtype=np.float32)
+        assigned[start : start + len(block)] = ids[nearest(block @ components.T, centres, metric)]
+    frame = pd.DataFrame({"pid": pids, "cluster": assigned})
+    in_sample = frame["pid"].isin(labels.index)
+    frame.loc[in_sample, "cluster"] = frame.loc[in_sample, "pid"].map(labels).to_numpy()
+    write_table_atomic(
+        pa.Table.from_pandas(frame, schema=CLUSTERS_SCHEMA, preserve_index=False), out
+    )
+    moved = int((frame.loc[in_sample, "cluster"] != assigned[in_sample.to_numpy()]).sum())
+    log.info(
+        "%d passages assigned to %d clusters; %d of the %d sampled passages have another "
+        "nearest centroid than their own cluster",
+        len(frame),
+        len(ids),
+        moved,
+        int(in_sample.sum()),
+    )
+    return {"passages": len(frame), "clusters": len(ids), "sample_not_nearest": moved}
+
+
+def save_array_atomic(path: str | os.PathLike, array: np.ndarray) -> None:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    write_bytes_atomic(path, buffer.getvalue())
 
 
 def document_windows(corpus: pd.DataFrame, window: int) -> pd.DataFrame:

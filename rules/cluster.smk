@@ -5,6 +5,7 @@ rule reduce:
     output:
         svd="results/{corpus}/svd.parquet",
         variance="results/{corpus}/svd_variance.parquet",
+        components="results/{corpus}/svd_components.npy",
     log:
         "logs/{corpus}/reduce.log",
     benchmark:
@@ -36,6 +37,27 @@ rule cluster:
         clustering=clustering_params,
     script:
         "../workflow_scripts/cluster.py"
+
+
+rule assign_clusters:
+    input:
+        embeddings="results/{corpus}/embeddings.npy",
+        pids="results/{corpus}/embeddings.pids.parquet",
+        components="results/{corpus}/svd_components.npy",
+        svd="results/{corpus}/svd.parquet",
+        clusters="results/{corpus}/clusters.parquet",
+    output:
+        "results/{corpus}/corpus_clusters.parquet",
+    log:
+        "logs/{corpus}/assign_clusters.log",
+    benchmark:
+        "benchmarks/{corpus}/assign_clusters.tsv"
+    conda:
+        "../envs/cluster.yaml"
+    params:
+        metric=lambda wc: corpus_entry(wc)["clustering"]["metric"],
+    script:
+        "../workflow_scripts/assign_clusters.py"
 
 
 rule group_by_document:

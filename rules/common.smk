@@ -156,14 +156,19 @@ def embedding_shards(wildcards):
 def clustering_params(wildcards):
     settings = corpus_entry(wildcards)["clustering"]
     return {
-        k: v for k, v in settings.items() if k not in ("sample_size", "svd_components")
+        k: v
+        for k, v in settings.items()
+        if k not in ("sample_size", "svd_components", "assign")
     }
 
 
 def groups_file(wildcards):
-    """clusters.parquet or document_groups.parquet, by the corpus's grouping mode."""
+    """The groups candidates are drawn from: clusters.parquet (the sample),
+    corpus_clusters.parquet (clustering.assign: all) or document_groups.parquet."""
     if corpus_entry(wildcards)["grouping"] == "document":
         return f"results/{wildcards.corpus}/document_groups.parquet"
+    if corpus_entry(wildcards)["clustering"]["assign"] == "all":
+        return f"results/{wildcards.corpus}/corpus_clusters.parquet"
     return f"results/{wildcards.corpus}/clusters.parquet"
 
 

@@ -6,8 +6,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from boolbench import clustering
 from boolbench.clustering import (
     ClusteringSettings,
+    assign_corpus,
     check_memory,
     cluster,
     document_windows,
@@ -26,6 +28,10 @@ def write_embeddings(path, vectors):
     return pids
 
 
+def svd_outputs(folder):
+    return folder / "svd.parquet", folder / "var.parquet", folder / "components.npy"
+
+
 def blobs(n_per_blob=20, n_blobs=4, dim=32, seed=0):
     """Well-separated Gaussian blobs; blob b occupies rows b*n .. (b+1)*n - 1."""
     rng = np.random.default_rng(seed)
@@ -42,7 +48,7 @@ def test_sample_is_seeded_sorted_and_without_repeats():
 
 def test_reduce_then_cluster_recovers_blobs(tmp_path):
     pids = write_embeddings(tmp_path / "e.npy", blobs())
-    reduce(tmp_path / "e.npy", 60, 8, 1, tmp_path / "svd.parquet", tmp_path / "var.parquet")
+    reduce(tmp_path / "e.npy", 60, 8, 1, *svd_outputs(tmp_path))
     svd = pq.read_table(tmp_path / "svd.parquet")
     assert svd.num_rows == 60 and svd.schema.field("vector").type == pa.list_(pa.float32(), 8)
     variance = pd.read_parquet(tmp_path / "var.parquet")
@@ -68,7 +74,7 @@ def test_reduce_then_cluster_recovers_blobs(tmp_path):
 
 def test_distance_threshold_mode(tmp_path):
     write_embeddings(tmp_path / "e.npy", blobs())
-    reduce(tmp_path / "e.npy", None, 8, 1, tmp_path / "svd.parquet", tmp_path / "var.parquet")
+    reduce(tmp_path / "e.npy", None, 8, 1, *svd_outputs(tmp_path))
     settings = ClusteringSettings(n_clusters=None, distance_threshold=25.0, linkage="average")
     report = cluster(
         tmp_path / "svd.parquet",
@@ -83,7 +89,7 @@ def test_distance_threshold_mode(tmp_path):
 def test_sample_larger_than_corpus_fails_clearly(tmp_path):
     write_embeddings(tmp_path / "e.npy", blobs())
     with pytest.raises(InputError) as error:
-        reduce(tmp_path / "e.npy", 500, 8, 1, tmp_path / "s.parquet", tmp_path / "v.parquet")
+        reduce(tmp_path / "e.npy", 500, 8, 1, *svd_outputs(tmp_path))
     assert str(error.value) == (
         f"{tmp_path / 'e.npy'}: the corpus has 80 passages, fewer than "
         "clustering.sample_size=500; lower sample_size or set it to null to cluster every passage"
@@ -93,7 +99,7 @@ def test_sample_larger_than_corpus_fails_clearly(tmp_path):
 def test_svd_components_must_be_below_the_dimension(tmp_path):
     write_embeddings(tmp_path / "e.npy", blobs(dim=8))
     with pytest.raises(ConfigError, match="svd_components=8 must be below"):
-        reduce(tmp_path / "e.npy", None, 8, 1, tmp_path / "s.parquet", tmp_path / "v.parquet")
+        reduce(tmp_path / "e.npy", None, 8, 1, *svd_outputs(tmp_path))
 
 
 def test_memory_budget_is_checked_before_clustering():
@@ -124,3 +130,26 @@ def test_document_grouping_needs_doc_ids():
     corpus = pd.DataFrame({"pid": ["a"], "doc_id": [None], "position": [0]})
     with pytest.raises(ConfigError, match="needs passages with a doc_id"):
         document_windows(corpus, window=3)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_every_passage_joins_the_cluster_of_its_blob(tmp_path, monkeypatch, metric):
+    monkeypatch.setattr(clustering, "ASSIGN_BLOCK", 7)  # several blocks, a partial last one
+    pids = write_embeddings(tmp_path / "e.npy", blobs(n_per_blob=30))
+    reduce(tmp_path / "e.npy", 40, 8, 1, *svd_outputs(tmp_path))  # a third of the corpus
+    assert np.load(tmp_path / "components.npy").shape == (8, 32)
+    settings = ClusteringSettings(n_clusters=4, memory_budget_gb=1)
+    cluster(tmp_path / "svd.parquet", tmp_path / "var.parquet", settings,
+            tmp_path / "clusters.parquet", tmp_path / "report.json")  # fmt: skip
+    report = assign_corpus(
+        tmp_path / "e.npy", tmp_path / "components.npy", tmp_path / "svd.parquet",
+        tmp_path / "clusters.parquet", metric, tmp_path / "all.parquet",
+    )  # fmt: skip
+    assigned = pd.read_parquet(tmp_path / "all.parquet")
+    assert assigned["pid"].tolist() == pids and report["passages"] == 120
+    # One cluster per blob, and every passage (sampled or not) in its blob's cluster.
+    blob = assigned["pid"].map({pid: i // 30 for i, pid in enumerate(pids)})
+    assert assigned.groupby(blob)["cluster"].nunique().eq(1).all()
+    assert assigned["cluster"].nunique() == 4
+    sample = pd.read_parquet(tmp_path / "clusters.parquet").set_index("pid")["cluster"]
+    assert (assigned.set_index("pid").loc[sample.index, "cluster"] == sample).all()

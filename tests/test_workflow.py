@@ -85,6 +85,8 @@ def test_finished_run_reruns_nothing(finished):
         ({"clustering": {"n_clusters": 7}}, {"cluster": 1, "sample_candidates": 1}),
         # More groups: only the candidates.
         ({"candidates": {"n_groups": 5}}, {"sample_candidates": 1}),
+        # Grouping the whole corpus: the assignment to centroids, then the candidates.
+        ({"clustering": {"assign": "all"}}, {"assign_clusters": 1, "sample_candidates": 1}),
         # The corpus: everything.
         ({"corpora": {"tiny": {"source": "vital_articles", "limit": 61}}}, FULL_CHAIN),
     ],

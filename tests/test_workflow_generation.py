@@ -107,27 +107,25 @@ def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
 def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripted):
     flow, server = scripted
     config = scripted_config(server, candidates={"n_groups": 4})
-    targets = [
-        "results/tiny/boolquestions_all.parquet",
-        "results/tiny/baselines/decomposed.parquet",
-    ]
+    # The NOT chain: both atomic stages, the composition and the filter (the other operators
+    # run the same rules).
+    target = "results/tiny/questions/not_answers.parquet"
     flow.write_config(config)
-    flow.run(*targets)  # nothing to do after the test above; makes this test standalone
-    stages = [f"questions/{name}.parquet" for name in ("simple", "disjunctive", "and", "or")]
-    stages += ["questions/not_answers.parquet", "baselines/decomposed.parquet"]
-    before = {s: pd.read_parquet(flow.path(f"results/tiny/{s}")) for s in stages}
-    requests = {step: accounting(flow, step)["requests"] for step in [*LLM_STEPS, "decompose"]}
+    flow.run(target)  # nothing to do after the test above; makes this test standalone
+    stages = ["simple", "disjunctive", "not", "not_answers"]
+    before = {s: pd.read_parquet(flow.path(f"results/tiny/questions/{s}.parquet")) for s in stages}
+    steps = ["simple", "disjunctive", "compose_not", "filter_not"]
+    requests = {step: accounting(flow, step)["requests"] for step in steps}
     asked = server.total_requests()
 
     config["llm"]["shards"] = 2
     flow.write_config(config)
     try:
-        flow.run(*targets)
+        flow.run(target)
         assert server.total_requests() == asked  # every answer came from the cache
         for stage, frame in before.items():
-            pd.testing.assert_frame_equal(
-                pd.read_parquet(flow.path(f"results/tiny/{stage}")), frame
-            )
+            after = pd.read_parquet(flow.path(f"results/tiny/questions/{stage}.parquet"))
+            pd.testing.assert_frame_equal(after, frame)
         for step, count in requests.items():
             gathered = accounting(flow, step)
             assert (gathered["requests"], gathered["cache_hits"]) == (count, count), step

@@ -11,4 +11,5 @@ with script_context(snakemake):
         seed=snakemake.params.seed,
         svd_out=snakemake.output.svd,
         variance_out=snakemake.output.variance,
+        components_out=snakemake.output.components,
     )
