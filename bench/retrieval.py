@@ -3,7 +3,7 @@
 100,000 passages x 1,000 queries at 384 dims, top 100, exact inner product. "ours" is what the
 search job does: build the FAISS flat index from the embeddings file, search, order ties by
 the run rule and produce the run table. "numpy" is a blocked matrix product with argpartition.
-Each path runs in a fresh process so that its peak memory (max RSS) is its own.
+Each path runs in a fresh process so that its peak memory (VmHWM) is its own.
 
     python bench/retrieval.py [--passages 100000] [--queries 1000] [--threads 2]
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import resource
 import sys
 import tempfile
 import time
@@ -23,6 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from measure import peak_rss_mb  # noqa: E402  (bench/, beside this script)
 
 DEPTH = 100
 
@@ -63,7 +64,7 @@ def _child(name, embeddings, queries, threads, results):
     faiss.omp_set_num_threads(threads)
     path = {"numpy": numpy_path, "ours": ours_path}[name]
     out = path(embeddings, queries, threads)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_mb"] = peak_rss_mb()
     results.put((name, out))
 
 

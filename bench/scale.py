@@ -9,21 +9,20 @@ corpus is wiki passage i % 10,033 (own pid), and its embedding is that passage's
 plus Gaussian noise (sigma 0.05 per dimension, renormalised), so near-duplicates stay near each
 other and clusters keep their real structure. Encoding throughput is measured separately by
 bench/encode.py. Each stage runs the workflow's own library function in a fresh process, so
-its peak memory (max RSS) is its own:
+its peak memory (VmHWM, the peak resident set) is its own:
 
 - ingest: a Parquet corpus of N rows -> corpus.parquet (row groups streamed);
 - reduce: 4,000-passage sample -> TruncatedSVD (64 components);
 - cluster: agglomerative (ward) on the sample, 400 clusters;
 - assign: every passage to its nearest centroid (clustering.assign: all), from the memory map;
 - index: FAISS flat (exact) and IVF-PQ (nlist 1024, 48 x 8-bit codes, 200k training vectors);
-- search: 1,000 queries, top 100, on each index.
+- search: 1,000 queries, top 100, on each index; IVF-PQ's recall of the exact top 100.
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
-import resource
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,8 @@ import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from measure import peak_rss_mb  # noqa: E402  (bench/, beside this script)
 
 QUERIES = 1_000
 INDEXES = {
@@ -108,7 +109,8 @@ def stage(name: str, folder: Path) -> None:
         index = load_index(folder / f"{kind}.faiss", spec, threads=2)
         pids = np.asarray(pq.read_table(folder / "embeddings.pids.parquet")["pid"], dtype=object)
         queries = np.load(folder / "queries.npy").astype(np.float32)
-        search_vectors(index, queries, [f"q{i}" for i in range(QUERIES)], pids, spec, 100)
+        run = search_vectors(index, queries, [f"q{i}" for i in range(QUERIES)], pids, spec, 100)
+        run.to_parquet(folder / f"{kind}.run.parquet")
     else:
         raise ValueError(name)
 
@@ -120,7 +122,7 @@ def _child(name: str, folder: Path, results) -> None:
     start = time.perf_counter()
     stage(name, folder)
     seconds = time.perf_counter() - start
-    results.put((seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    results.put((seconds, peak_rss_mb()))
 
 
 def measure(name: str, folder: Path) -> tuple[float, float]:
@@ -139,6 +141,13 @@ STAGES = ["ingest", "reduce", "cluster", "assign", "index-flat", "search-flat", 
           "search-ivfpq"]  # fmt: skip
 
 
+def overlap(approximate: Path, exact: Path) -> float:
+    """Mean share of each query's exact top 100 that the approximate run also returns."""
+    a = pd.read_parquet(approximate).groupby("qid")["pid"].apply(set)
+    e = pd.read_parquet(exact).groupby("qid")["pid"].apply(set)
+    return float(np.mean([len(a.get(q, set()) & pids) / len(pids) for q, pids in e.items()]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -146,19 +155,23 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/boolbench-scale"))
     args = parser.parse_args()
 
-    table = {}
+    table, recall = {}, {}
     for size in args.sizes:
         folder = build_inputs(args.base, size, args.work)["folder"]
         for name in STAGES:
             seconds, peak_mb = measure(name, folder)
             table[(name, size)] = (seconds, peak_mb)
             print(f"{size:>9,} {name:<13} {seconds:8.1f} s {peak_mb:8.0f} MB", flush=True)
+        recall[size] = overlap(folder / "ivfpq.run.parquet", folder / "flat.run.parquet")
+        print(f"{size:>9,} IVF-PQ top-100 recall of the exact top 100: {recall[size]:.3f}")
     print()
     print("| stage | " + " | ".join(f"{s:,} passages" for s in args.sizes) + " |")
     print("|---" * (len(args.sizes) + 1) + "|")
     for name in STAGES:
         cells = [f"{table[(name, s)][0]:.1f} s / {table[(name, s)][1]:,.0f} MB" for s in args.sizes]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    print("| IVF-PQ recall of the exact top 100 | " + " | ".join(
+        f"{recall[s]:.3f}" for s in args.sizes) + " |")  # fmt: skip
     largest = max(args.sizes)
     emb_gb = largest * 384 * 4 / 1e9
     print(f"\nembeddings at {largest:,}: {emb_gb:.2f} GB on disk (memory-mapped)")
