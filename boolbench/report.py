@@ -73,9 +73,10 @@ def write_llm_accounting(table: pd.DataFrame, csv_out: PathLike, html_out: PathL
     rows = [[cell(c, v) for c, v in zip(ACCOUNTING_COLUMNS, row, strict=True)]
             for row in table.itertuples(index=False)]  # fmt: skip
     notes = [
-        "Each row is the last run of one LLM job. cache_hits were answered from the response "
-        "cache and cost nothing now; prompt/completion tokens and estimated_cost count new "
-        "calls only (cost from llm.prices; 0 for the embedded model). wall_s is the job's time.",
+        "Each row is the last run of one LLM stage (summed over its llm.shards jobs). "
+        "cache_hits were answered from the response cache and cost nothing now; "
+        "prompt/completion tokens and estimated_cost count new calls only (cost from the "
+        "llm price settings; 0 for the embedded model). wall_s adds up the jobs' times.",
     ]
     body = htmlpage.table(ACCOUNTING_COLUMNS, rows, text_columns=(0,), row_headers=True)
     htmlpage.write_page(html_out, "LLM accounting", body + htmlpage.notes(notes))
