@@ -26,9 +26,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boolbench.encoding import load_embeddings
+from boolbench.encoding import load_embeddings, save_npy_atomic
 from boolbench.errors import ConfigError, InputError, located
-from boolbench.parquet_io import write_bytes_atomic, write_table_atomic
+from boolbench.parquet_io import write_table_atomic
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def reduce(
         schema=VARIANCE_SCHEMA,
     )
     write_table_atomic(variance, variance_out)
-    save_array_atomic(components_out, svd.components_.astype(np.float32))
+    save_npy_atomic(svd.components_.astype(np.float32), components_out)
 
 
 def read_vectors(svd_path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
@@ -290,14 +290,6 @@ def assign_corpus(
         int(in_sample.sum()),
     )
     return {"passages": len(frame), "clusters": len(ids), "sample_not_nearest": moved}
-
-
-def save_array_atomic(path: str | os.PathLike, array: np.ndarray) -> None:
-    import io
-
-    buffer = io.BytesIO()
-    np.save(buffer, array)
-    write_bytes_atomic(path, buffer.getvalue())
 
 
 def document_windows(corpus: pd.DataFrame, window: int) -> pd.DataFrame:

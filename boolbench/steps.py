@@ -152,9 +152,9 @@ def beir_step(kept: PathLike, corpus: PathLike, out: dict[str, str]) -> None:
 
 
 def gather_shards(shards: list[PathLike], out: PathLike) -> int:
-    """One Parquet file from the shards of an LLM stage, in the order an unsharded job writes
-    (by group, else by qid, which numbers groups; stable, so rows of one group keep theirs):
-    the result is the same for every shard count."""
+    """One Parquet file from the shards of an LLM stage, sorted by group (else by qid, which
+    numbers groups) and stable, so rows of one group keep their order: the result is the same
+    for every shard count (and, where rows carry a group, the order an unsharded job writes)."""
     table = pa.concat_tables([pq.read_table(path) for path in shards])
     key = "group" if "group" in table.column_names else "qid"
     write_table_atomic(table.sort_by([(key, "ascending")]), out)
