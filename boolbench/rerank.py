@@ -55,3 +55,27 @@ def rerank(
     hits = pd.DataFrame({"qid": top["qid"].to_numpy(), "pid": top["pid"].to_numpy()})
     hits["score"] = scores.astype("float64")
     return rank_hits(hits, qid_order, depth)
+
+
+def rerank_document_run(
+    base_run: pd.DataFrame,
+    queries: dict[str, str],
+    passages: dict[str, str],
+    model,
+    depth: int,
+    batch_size: int = 32,
+) -> pd.DataFrame:
+    """Re-rank a document-scoped run to `depth`; the passages below keep the base order after
+    the re-ranked ones, so the run still ranks the whole document.
+
+    Those passages get scores below the query's lowest re-ranked score (minus their distance
+    below the depth), so that ordering by score, as trec_eval does, gives the same ranks.
+    """
+    head = rerank(base_run, queries, passages, model, depth, batch_size)
+    tail = base_run[base_run["rank"] > depth]
+    if tail.empty:
+        return head
+    floor = head.groupby("qid")["score"].min()
+    tail = tail.assign(score=tail["qid"].map(floor) - (tail["rank"] - depth).astype("float64"))
+    hits = pd.concat([head, tail], ignore_index=True)[["qid", "pid", "score"]]
+    return rank_hits(hits, list(dict.fromkeys(base_run["qid"])), int(base_run["rank"].max()))

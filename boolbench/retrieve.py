@@ -1,6 +1,7 @@
 """The evaluation jobs: search (first-stage models) and re-rank (cross-encoders).
 
-Each writes two runs (boolbench.runs): the BoolQuestions questions and the original queries.
+Each writes four runs (boolbench.runs): the BoolQuestions questions' and the original queries',
+corpus-wide and document-scoped.
 """
 
 from __future__ import annotations
@@ -8,13 +9,15 @@ from __future__ import annotations
 import logging
 import os
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from boolbench.corpus import passage_texts
+from boolbench.document_scope import document_scope, relevant_of_qrels, relevant_of_questions
 from boolbench.retrievers import ModelSpec
-from boolbench.runs import load_queries, load_questions, read_run, write_run
+from boolbench.runs import QuerySet, load_queries, load_questions, read_run, write_run
 
 log = logging.getLogger(__name__)
 
@@ -30,13 +33,27 @@ def _labelled_pids_in_corpus(questions_path, corpus_path) -> set[str]:
     return set(found.to_pylist())
 
 
-def _query_sets(questions_path, queries_path, corpus_path):
+def _query_sets(
+    questions_path,
+    queries_path,
+    corpus_path,
+    qrels_path=None,
+    min_document_passages: int | None = None,
+) -> list[QuerySet]:
+    """The questions and the original queries; with `qrels_path`, their document scopes."""
     present = _labelled_pids_in_corpus(questions_path, corpus_path)
     questions = load_questions(questions_path, present)
     queries = load_queries(queries_path)
+    sets = [
+        QuerySet(questions["qid"].tolist(), questions["question"].tolist()),
+        QuerySet(queries["qid"].tolist(), queries["text"].tolist()),
+    ]
+    if qrels_path is None:
+        return sets
+    relevant = [relevant_of_questions(questions), relevant_of_qrels(pd.read_parquet(qrels_path))]
     return [
-        (questions["qid"].tolist(), questions["question"].tolist()),
-        (queries["qid"].tolist(), queries["text"].tolist()),
+        query_set._replace(scope=document_scope(corpus_path, rel, min_document_passages))
+        for query_set, rel in zip(sets, relevant, strict=True)
     ]
 
 
@@ -46,13 +63,19 @@ def search(
     embeddings_path: str | os.PathLike | None,
     questions_path: str | os.PathLike,
     queries_path: str | os.PathLike,
+    qrels_path: str | os.PathLike,
     corpus_path: str | os.PathLike,
     depth: int,
+    min_document_passages: int,
     out: tuple[str, str],
+    document_out: tuple[str, str],
     threads: int | None = None,
 ) -> None:
-    """Search the questions and the original queries with a dense or bm25 model."""
-    query_sets = _query_sets(questions_path, queries_path, corpus_path)
+    """Search the questions and the original queries with a dense or bm25 model, corpus-wide
+    (`out`) and within their document (`document_out`)."""
+    query_sets = _query_sets(
+        questions_path, queries_path, corpus_path, qrels_path, min_document_passages
+    )
     if spec.kind == "bm25":
         from boolbench.bm25 import search_bm25
 
@@ -61,35 +84,49 @@ def search(
         from boolbench.dense import search_dense
 
         runs = search_dense(index_path, embeddings_path, spec, query_sets, depth, threads)
-    for run, path, (qids, _) in zip(runs, out, query_sets, strict=True):
-        log.info("%s: %d queries, %d rows -> %s", spec.name, len(qids), len(run), path)
+    for (run, document), path, document_path, query_set in zip(
+        runs, out, document_out, query_sets, strict=True
+    ):
+        log.info("%s: %d queries, %d rows -> %s", spec.name, len(query_set.qids), len(run), path)
         write_run(run, path)
+        log.info(
+            "%s: %d queries in one document, %d rows -> %s",
+            spec.name,
+            len(query_set.scope.document_of),
+            len(document),
+            document_path,
+        )
+        write_run(document, document_path)
 
 
 def rerank_runs(
     spec: ModelSpec,
     base_runs: tuple[str, str],
+    base_document_runs: tuple[str, str],
     questions_path: str | os.PathLike,
     queries_path: str | os.PathLike,
     corpus_path: str | os.PathLike,
     depth: int,
     out: tuple[str, str],
+    document_out: tuple[str, str],
     threads: int | None = None,
 ) -> None:
-    """Re-rank both runs of the base model with a cross-encoder."""
-    from boolbench.rerank import load_cross_encoder, rerank
+    """Re-rank the base model's runs with a cross-encoder: the corpus-wide ones to `depth`,
+    the document-scoped ones to `depth` with the rest of each document after."""
+    from boolbench.rerank import load_cross_encoder, rerank, rerank_document_run
 
     query_sets = _query_sets(questions_path, queries_path, corpus_path)
     passages = passage_texts(corpus_path)
     model = load_cross_encoder(spec, threads)
-    for base, path, (qids, texts) in zip(base_runs, out, query_sets, strict=True):
-        run = rerank(
-            read_run(base),
-            dict(zip(qids, texts, strict=True)),
-            passages,
-            model,
-            depth,
-            spec.batch_size,
-        )
+    for base, path, document_base, document_path, (qids, texts, _) in zip(
+        base_runs, out, base_document_runs, document_out, query_sets, strict=True
+    ):
+        queries = dict(zip(qids, texts, strict=True))
+        run = rerank(read_run(base), queries, passages, model, depth, spec.batch_size)
         log.info("%s: re-ranked %d queries to depth %d -> %s", spec.name, len(qids), depth, path)
         write_run(run, path)
+        document = rerank_document_run(
+            read_run(document_base), queries, passages, model, depth, spec.batch_size
+        )
+        log.info("%s: re-ranked %d document rows -> %s", spec.name, len(document), document_path)
+        write_run(document, document_path)

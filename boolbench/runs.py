@@ -4,6 +4,10 @@ Artifacts:
 - runs/{model}.parquet: the BoolQuestions questions' run; runs/original/{model}.parquet: the
   corpus's original queries' run. Columns RUN_SCHEMA: qid (string), pid (string), rank (int32,
   1-based), score (float64), at most `depth` rows per query.
+- runs/document/{model}.parquet and runs/document/original/{model}.parquet: document-scoped
+  runs (boolbench.document_scope), same columns: for each scoped query, every passage of its
+  document ranked (passages sharing no term with a BM25 query score 0 and come last); empty
+  when no query is scoped.
 
 Ties: rows are ordered by score descending, then pid descending. That is trec_eval's rule, so
 trec_eval, pytrec_eval and ir_measures rank a written run exactly as its `rank` column does.
@@ -14,12 +18,14 @@ tie at the cut is resolved over at least that many candidates.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from boolbench.document_scope import DocumentScope
 from boolbench.errors import InputError, located
 from boolbench.parquet_io import write_table_atomic
 
@@ -27,6 +33,14 @@ RUN_SCHEMA = pa.schema(
     [("qid", pa.string()), ("pid", pa.string()), ("rank", pa.int32()), ("score", pa.float64())]
 )
 TIE_MARGIN = 16
+
+
+class QuerySet(NamedTuple):
+    """Queries to search; `scope`: those also ranked within their document."""
+
+    qids: list[str]
+    texts: list[str]
+    scope: DocumentScope = DocumentScope()
 
 
 def rank_hits(hits: pd.DataFrame, qid_order: list[str], depth: int) -> pd.DataFrame:

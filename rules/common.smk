@@ -14,6 +14,7 @@ from boolbench.config import validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
 from boolbench.figures import FIGURES
+from boolbench.pdf_corpus import pdf_files
 from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
 from boolbench.report import corpus_config
 from boolbench.steps import gather_accounting, gather_shards
@@ -37,6 +38,15 @@ try:
         name: SourceSpec.from_config(entry).input_files()
         for name, entry in config["corpora"].items()
     }
+    # pdf corpora: their files (found at parse time, so an added file reruns the extraction,
+    # which then reads only the new file), and ingestion reads the extracted passages.
+    PDF_FILES = {
+        name: [str(p) for p in pdf_files(entry["path"]).values()]
+        for name, entry in config["corpora"].items()
+        if entry["source"] == "pdf"
+    }
+    for name in PDF_FILES:
+        SOURCE_INPUTS[name]["corpus"] = f"results/{name}/pdf/passages.parquet"
     PROMPTS = resolve_prompts(
         config["generation"]["prompt_set"],
         config["llm"]["backend"],
@@ -136,9 +146,28 @@ def source_inputs(wildcards):
 
 
 def source_params(wildcards):
-    """The corpus entry without its per-stage sections (those feed later rules)."""
+    """The corpus entry without its per-stage sections (those feed later rules) and without
+    the pdf references (they only feed the extraction quality)."""
     entry = corpus_entry(wildcards)
-    return {k: v for k, v in entry.items() if not isinstance(v, dict) or k == "columns"}
+    return {
+        k: v
+        for k, v in entry.items()
+        if (not isinstance(v, dict) or k == "columns") and k != "reference"
+    }
+
+
+def pdf_inputs(wildcards):
+    """A pdf corpus's files (absolute ones read in place, as in source_inputs)."""
+    return [local(p) if os.path.isabs(p) else p for p in PDF_FILES[wildcards.corpus]]
+
+
+def extraction_quality_outputs(corpus):
+    """The DRC extraction scores of a pdf corpus that has reference texts."""
+    if config["corpora"][corpus].get("reference") is None:
+        return []
+    return [
+        f"results/{corpus}/pdf/extraction_quality.{ext}" for ext in ("parquet", "json")
+    ]
 
 
 def encoder_params(wildcards):
@@ -247,6 +276,7 @@ def search_inputs(wildcards):
     inputs = {
         "questions": f"{base}/boolquestions.parquet",
         "queries": f"{base}/original_queries.parquet",
+        "qrels": f"{base}/original_qrels.parquet",
         "corpus": f"{base}/corpus.parquet",
     }
     return inputs | retriever_index(wildcards)
@@ -295,6 +325,8 @@ def rerank_inputs(wildcards):
     return {
         "run": f"{base}/runs/{first_stage}.parquet",
         "original_run": f"{base}/runs/original/{first_stage}.parquet",
+        "document_run": f"{base}/runs/document/{first_stage}.parquet",
+        "original_document_run": f"{base}/runs/document/original/{first_stage}.parquet",
         "questions": f"{base}/boolquestions.parquet",
         "queries": f"{base}/original_queries.parquet",
         "corpus": f"{base}/corpus.parquet",

@@ -1,3 +1,39 @@
+rule extract_pdf:
+    input:
+        pdfs=pdf_inputs,
+    output:
+        passages="results/{corpus}/pdf/passages.parquet",
+        report="results/{corpus}/pdf/extraction_report.json",
+    log:
+        "logs/{corpus}/extract_pdf.log",
+    benchmark:
+        "benchmarks/{corpus}/extract_pdf.tsv"
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        path=lambda wc: corpus_entry(wc)["path"],
+        extraction=lambda wc: corpus_entry(wc)["extraction"],
+    script:
+        "../workflow_scripts/extract_pdf.py"
+
+
+rule extraction_quality:
+    input:
+        passages="results/{corpus}/pdf/passages.parquet",
+    output:
+        scores="results/{corpus}/pdf/extraction_quality.parquet",
+        summary="results/{corpus}/pdf/extraction_quality.json",
+    log:
+        "logs/{corpus}/extraction_quality.log",
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        path=lambda wc: corpus_entry(wc)["path"],
+        reference=lambda wc: corpus_entry(wc)["reference"],
+    script:
+        "../workflow_scripts/extraction_quality.py"
+
+
 rule ingest:
     input:
         unpack(source_inputs),

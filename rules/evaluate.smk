@@ -1,6 +1,8 @@
 # Retrieval evaluation (paper section 6): every model of the `models:` registry encodes or
 # indexes the corpus, searches the questions and the original queries, and is scored; Table 2
 # gathers the models. Adding a model adds only its own jobs (and rebuilds the table).
+# Queries about one document are also ranked within it (runs/document/): the DRC paper's
+# Recall@k% (tables/document_recall.*).
 
 
 rule encode_model_shard:
@@ -90,6 +92,8 @@ rule search:
     output:
         run="results/{corpus}/runs/{model}.parquet",
         original="results/{corpus}/runs/original/{model}.parquet",
+        document="results/{corpus}/runs/document/{model}.parquet",
+        document_original="results/{corpus}/runs/document/original/{model}.parquet",
     log:
         "logs/{corpus}/models/{model}/search.log",
     benchmark:
@@ -101,6 +105,9 @@ rule search:
     params:
         model=model_search_params,
         depth=config["evaluation"]["depth"],
+        min_document_passages=config["evaluation"]["document_recall"][
+            "min_document_passages"
+        ],
     script:
         "../workflow_scripts/search.py"
 
@@ -111,6 +118,8 @@ rule rerank:
     output:
         run="results/{corpus}/runs/{model}.parquet",
         original="results/{corpus}/runs/original/{model}.parquet",
+        document="results/{corpus}/runs/document/{model}.parquet",
+        document_original="results/{corpus}/runs/document/original/{model}.parquet",
     log:
         "logs/{corpus}/models/{model}/rerank.log",
     benchmark:
@@ -130,14 +139,19 @@ rule score_model:
     input:
         run="results/{corpus}/runs/{model}.parquet",
         original="results/{corpus}/runs/original/{model}.parquet",
+        document="results/{corpus}/runs/document/{model}.parquet",
+        document_original="results/{corpus}/runs/document/original/{model}.parquet",
         questions="results/{corpus}/boolquestions.parquet",
         qrels="results/{corpus}/original_qrels.parquet",
+        corpus="results/{corpus}/corpus.parquet",
     output:
         "results/{corpus}/scores/{model}.parquet",
     log:
         "logs/{corpus}/models/{model}/score.log",
     conda:
         "../envs/retrieve.yaml"
+    params:
+        document_recall=config["evaluation"]["document_recall"],
     script:
         "../workflow_scripts/score_model.py"
 
@@ -168,3 +182,28 @@ rule evaluation_tables:
         alpha=config["evaluation"]["significance"]["alpha"],
     script:
         "../workflow_scripts/evaluation_tables.py"
+
+
+rule document_recall_table:
+    input:
+        metrics="results/{corpus}/metrics.parquet",
+    output:
+        csv="results/{corpus}/tables/document_recall.csv",
+        md="results/{corpus}/tables/document_recall.md",
+        html=report(
+            "results/{corpus}/tables/document_recall.html",
+            caption="../report/document_recall.rst",
+            category="Retrieval",
+            subcategory="{corpus}",
+            labels={"result": "Document-scoped recall"},
+        ),
+    log:
+        "logs/{corpus}/document_recall_table.log",
+    conda:
+        "../envs/retrieve.yaml"
+    params:
+        models=MODELS,
+        split=config["evaluation"]["table_split"],
+        document_recall=config["evaluation"]["document_recall"],
+    script:
+        "../workflow_scripts/document_recall_table.py"

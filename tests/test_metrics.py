@@ -9,7 +9,13 @@ import pytest
 from ir_measures import RR, R, nDCG
 
 from boolbench.evaluation import aggregate
-from boolbench.metrics import per_query
+from boolbench.metrics import (
+    document_cutoff,
+    document_recall_name,
+    is_document_recall,
+    per_query,
+    per_query_document_recall,
+)
 from boolbench.runs import rank_hits
 
 
@@ -139,3 +145,50 @@ def test_aggregate_pools_all_questions_and_counts_negatives():
     assert metrics.loc[("test", "AND", "MRR@10"), "n_queries"] == 2
     assert math.isnan(metrics.loc[("all", "OR", "NegRecall@10"), "value"])
     assert metrics.loc[("all", "OR", "NegRecall@10"), "n_queries"] == 0
+
+
+def test_document_cutoff_is_the_ceiling_and_at_least_one():
+    assert document_cutoff(1, 20) == 1  # 0.2 passages: at least one
+    assert document_cutoff(5, 20) == 1
+    assert document_cutoff(10, 21) == 3  # 2.1 -> 3
+    assert document_cutoff(20, 10) == 2
+    assert document_cutoff(7, 100) == 7  # in floats 7 / 100 * 100 > 7, whose ceil is 8
+    assert document_cutoff(100, 13) == 13
+    assert document_cutoff(0.5, 400) == 2
+
+
+def test_document_recall_counts_the_top_percent_of_the_document():
+    # q1: document of 20 passages, positives ranked 1, 2 and 5.
+    ranked = [f"p{i}" for i in range(20)]
+    run = run_of({"q1": ranked, "q2": ["a", "b"], "q3": ["x"]})
+    relevant = {"q1": {"p0", "p1", "p4"}, "q2": {"b"}, "q3": {"x"}, "q4": {"y"}, "q5": {"z"}}
+    sizes = {"q1": 20, "q2": 2, "q3": 2, "q5": 3}  # q4: no scope
+    scores = per_query_document_recall(run, relevant, sizes, [1, 10, 25]).set_index("qid")
+    assert list(scores.columns) == ["Recall@1%", "Recall@10%", "Recall@25%"]
+    assert scores.loc["q1"].tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])  # top 1, 2, 5
+    assert scores.loc["q2"].tolist() == [0.0, 0.0, 0.0]  # top 1 of 2: b is beyond the cut
+    assert scores.loc["q3"].tolist() == [1.0, 1.0, 1.0]
+    assert scores.loc["q4"].isna().all()  # spans documents or too small: undefined
+    assert scores.loc["q5"].tolist() == [0.0, 0.0, 0.0]  # scoped but not in the run
+    assert document_recall_name(0.5) == "Recall@0.5%" and is_document_recall("Recall@5%")
+    assert not is_document_recall("Recall@100")
+
+
+def test_aggregate_includes_document_recall_columns_over_the_scoped_queries():
+    scores = pd.DataFrame(
+        {
+            "model": "m",
+            "query_set": ["boolquestions"] * 3 + ["original"] * 2,
+            "qid": ["a1", "a2", "n1", "o1", "o2"],
+            "type": ["AND", "AND", "NOT", "ALL", "ALL"],
+            "split": ["test", "train", "test", "all", "all"],
+            **{m: [1.0] * 5 for m in ("MRR@10", "NegRecall@10", "Recall@100", "nDCG@10")},
+            "Recall@5%": [0.5, np.nan, 1.0, np.nan, 0.25],
+        }
+    )
+    metrics = aggregate(scores).set_index(["query_set", "split", "type", "metric"])
+    assert metrics.loc[("boolquestions", "all", "ALL", "Recall@5%"), "value"] == 0.75
+    assert metrics.loc[("boolquestions", "all", "ALL", "Recall@5%"), "n_queries"] == 2
+    assert metrics.loc[("boolquestions", "train", "AND", "Recall@5%"), "n_queries"] == 0
+    assert metrics.loc[("original", "all", "ALL", "Recall@5%"), "value"] == 0.25
+    assert metrics.loc[("original", "all", "ALL", "Recall@5%"), "n_queries"] == 1

@@ -14,7 +14,7 @@ from boolbench.encoding import save_npy_atomic
 from boolbench.errors import ConfigError, InputError
 from boolbench.rerank import load_cross_encoder, rerank
 from boolbench.retrievers import ModelSpec, load_dense_encoder, shares_clustering_embeddings
-from boolbench.runs import load_questions
+from boolbench.runs import QuerySet, load_questions
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
 
 PASSAGES = {
@@ -114,14 +114,18 @@ def test_bm25_ranks_by_shared_terms_and_leaves_out_unmatched(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.parquet")
     model = spec("bm25", k1=0.9, b=0.4, stopwords="en", stemmer="english")
     build_bm25(corpus, model, tmp_path / "bm25")
-    (run,) = search_bm25(
-        tmp_path / "bm25", model, [(["q1", "q2", "q3"], ["running dogs", "cat", "zebra"])], 10
+    ((run, document),) = search_bm25(
+        tmp_path / "bm25",
+        model,
+        [QuerySet(["q1", "q2", "q3"], ["running dogs", "cat", "zebra"])],
+        10,
     )
     first = run[run.qid == "q1"]["pid"].tolist()
     assert first[0] == "p2"  # "running" stems to "run"; both terms match p2
     assert set(first) == {"p2", "p4"}  # p4: "dogs" only; nothing else shares a term
     assert run[run.qid == "q2"]["pid"].tolist() == ["p1", "p4"]  # cat / cats (stemmed)
     assert "q3" not in set(run.qid)  # no shared term: nothing retrieved
+    assert document.empty  # no query is scoped to a document
 
 
 def test_unknown_stemmer_is_one_error_naming_the_model(tmp_path):

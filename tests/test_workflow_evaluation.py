@@ -94,6 +94,11 @@ def test_runs_follow_the_run_format(evaluated):
                 assert set(run.qid) == query_ids
                 assert run.groupby("qid").size().eq(min(depth, 60)).all()
     # bm25 leaves out passages without a shared term; the cross-encoder re-ranks its top 20.
+    # One passage per Wikipedia article: no query is scoped to a document of 2+ passages.
+    for model in models:
+        for name in ("", "original/"):
+            table = pq.read_table(flow.path(f"results/tiny/runs/document/{name}{model}.parquet"))
+            assert table.schema.equals(RUN_SCHEMA, check_metadata=False) and table.num_rows == 0
     for name in ("", "original/"):
         bm25 = pd.read_parquet(flow.path(f"results/tiny/runs/{name}bm25.parquet"))
         reranked = pd.read_parquet(flow.path(f"results/tiny/runs/{name}tiny-ce.parquet"))
@@ -113,7 +118,11 @@ def test_metrics_and_table2(evaluated):
     metrics = pd.read_parquet(flow.path("results/tiny/metrics.parquet"))
     assert set(metrics.model) == set(models)
     per_model = metrics.groupby("model").size()
-    assert per_model.eq(3 * 4 * 4 + 4).all()  # splits x types x metrics, + original queries
+    # splits x types x metrics (4, and Recall@k% for 4 percents), + original queries
+    assert per_model.eq(3 * 4 * 8 + 8).all()
+    recall = metrics[metrics.metric.str.endswith("%")]
+    assert set(recall.metric) == {"Recall@1%", "Recall@5%", "Recall@10%", "Recall@20%"}
+    assert recall["n_queries"].eq(0).all() and recall["value"].isna().all()
     table = pd.read_csv(flow.path("results/tiny/tables/table2.csv"))
     assert table["model"].tolist() == list(models)
     picked = metrics.set_index(["model", "query_set", "split", "type", "metric"])["value"]
@@ -128,6 +137,23 @@ def test_metrics_and_table2(evaluated):
     assert all(f"| {m} |" in markdown for m in models) and "**" in markdown
     assert "with negatives" in markdown
     assert r"\textbf{" in flow.path("results/tiny/tables/table2.tex").read_text()
+
+
+def test_document_recall_table_says_no_query_is_scoped(evaluated):
+    flow, config, models = evaluated
+    scores = pd.read_parquet(flow.path("results/tiny/scores/bm25.parquet"))
+    assert list(scores.columns[-4:]) == ["Recall@1%", "Recall@5%", "Recall@10%", "Recall@20%"]
+    markdown = flow.path("results/tiny/tables/document_recall.md").read_text()
+    assert markdown.startswith("No query") and markdown.count("\n") == 1
+    # New percents rerun the scoring and what follows it, not the searches.
+    flow.write_config(config(models) | {"evaluation": {"document_recall": {"percents": [50]}}})
+    try:
+        jobs = flow.planned_jobs()
+        assert jobs["score_model"] == len(models) + 1  # and the contrastive model
+        assert jobs["document_recall_table"] == 1
+        assert not {"search", "rerank", "encode_model_shard"} & set(jobs)
+    finally:
+        flow.write_config(config(models))
 
 
 def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
@@ -160,6 +186,7 @@ def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
 TABLE2_AND_REPORT = {
     "significance": 1,
     "evaluation_tables": 1,
+    "document_recall_table": 1,
     "figure": 2,
     "run_config": 1,
     "all": 1,
@@ -266,6 +293,7 @@ def test_the_report_holds_tables_figures_accounting_and_config(evaluated):
     figures = {f"figures/{name}.svg" for name in FIGURES}
     pages = {
         "tables/table1.html", "tables/table2.html", "tables/table3.html",
+        "tables/document_recall.html",
         "tables/significance.html", "tables/llm_accounting.html",
         "report/examples.html", "report/config.html",
     }  # fmt: skip

@@ -69,6 +69,7 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
             "search": 1,  # tiny_config's retriever sees the new questions
             "score_model": 1,
             "evaluation_tables": 1,
+            "document_recall_table": 1,
             "decompose_questions": 1,  # the baselines too
             "gather_decomposed_questions": 1,
             "boolean_operation_run": 2,

@@ -4,8 +4,11 @@ from boolbench.corpus import SourceSpec, ingest
 from boolbench.workflow import script_context
 
 with script_context(snakemake):
+    spec = SourceSpec.from_config(snakemake.params.source)
+    if spec.source == "pdf":  # read what the extract_pdf job wrote
+        spec = spec.extracted(snakemake.input.corpus)
     ingest(
-        SourceSpec.from_config(snakemake.params.source),
+        spec,
         corpus_out=snakemake.output.corpus,
         queries_out=snakemake.output.queries,
         qrels_out=snakemake.output.qrels,

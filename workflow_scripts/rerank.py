@@ -8,10 +8,12 @@ with script_context(snakemake):
     rerank_runs(
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         base_runs=(snakemake.input.run, snakemake.input.original_run),
+        base_document_runs=(snakemake.input.document_run, snakemake.input.original_document_run),
         questions_path=snakemake.input.questions,
         queries_path=snakemake.input.queries,
         corpus_path=snakemake.input.corpus,
         depth=snakemake.params.depth,
         out=(snakemake.output.run, snakemake.output.original),
+        document_out=(snakemake.output.document, snakemake.output.document_original),
         threads=snakemake.threads,
     )

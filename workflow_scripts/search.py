@@ -10,8 +10,11 @@ with script_context(snakemake):
         embeddings_path=snakemake.input.get("embeddings"),
         questions_path=snakemake.input.questions,
         queries_path=snakemake.input.queries,
+        qrels_path=snakemake.input.qrels,
         corpus_path=snakemake.input.corpus,
         depth=snakemake.params.depth,
+        min_document_passages=snakemake.params.min_document_passages,
         out=(snakemake.output.run, snakemake.output.original),
+        document_out=(snakemake.output.document, snakemake.output.document_original),
         threads=snakemake.threads,
     )
