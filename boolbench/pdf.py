@@ -285,7 +285,11 @@ def running_boxes(pages: list[list[Box]], page_height: float, fraction: float) -
 
 
 def table_boxes(boxes: list[Box]) -> set[int]:
-    """ids of boxes most of whose lines are table cells (short lines in rows of three or more)."""
+    """ids of boxes at least half of whose lines are table cells.
+
+    A cell is a short line side by side with another short line of its own box (a paragraph's
+    lines are stacked, never side by side), or with two of other boxes (a row of 3+ cells).
+    """
     short = [
         (id(box), span)
         for box in boxes
@@ -293,18 +297,18 @@ def table_boxes(boxes: list[Box]) -> set[int]:
         if len(text.split()) <= CELL_WORDS
     ]
     cell_lines: Counter = Counter()
-    for owner, (x0, y0, x1, y1) in short:
+    for index, (owner, (x0, y0, x1, y1)) in enumerate(short):
         centre, height = (y0 + y1) / 2, max(y1 - y0, 1.0)
-        mates = {
+        mates = [
             other
-            for other, (ox0, oy0, ox1, oy1) in short
-            if other != owner
+            for other_index, (other, (ox0, oy0, ox1, oy1)) in enumerate(short)
+            if other_index != index
             and abs((oy0 + oy1) / 2 - centre) <= ROW_TOLERANCE * height
             and (ox0 >= x1 or ox1 <= x0)
-        }
-        if len(mates) >= 2:
+        ]
+        if owner in mates or len(set(mates)) >= 2:
             cell_lines[owner] += 1
-    return {id(box) for box in boxes if cell_lines[id(box)] * 2 > len(box.lines)}
+    return {id(box) for box in boxes if cell_lines[id(box)] * 2 >= len(box.lines)}
 
 
 def body_size(pages: list[list[Box]]) -> float:
@@ -339,8 +343,10 @@ def split_paragraph(text: str, max_words: int) -> list[str]:
     return parts
 
 
-def _continues(previous: str, text: str) -> bool:
-    return bool(previous) and previous[-1] not in ".!?:;\"'”)" and text[:1].islower()
+def _continues(previous: str, text: str, column_top: bool) -> bool:
+    """A paragraph broken by a column or page break: no final punctuation before it, and it
+    goes on in lower case, or at the top of a column (a name or "I" may follow the break)."""
+    return previous[-1:] not in ("", *".!?:;\"'”)") and (text[:1].islower() or column_top)
 
 
 def extract_pdf(path: str | Path, settings: ExtractionSettings) -> PdfText:
@@ -355,7 +361,15 @@ def extract_pdf(path: str | Path, settings: ExtractionSettings) -> PdfText:
                 "image-only", "no text layer, only images (OCR is not supported)", len(pages)
             )
         raise Unreadable("no-text", "no text on any page", len(pages))
+    text = clean_pages(pages, settings)
+    if PLACEHOLDER_TITLE.search(meta_title):
+        meta_title = ""
+    text.title = meta_title or text.title or path.stem
+    return text
 
+
+def clean_pages(pages: list[list[Box]], settings: ExtractionSettings) -> PdfText:
+    """Passages from the text boxes of every page (the title: the first heading of page 1)."""
     dropped: Counter = Counter()
     page_height = max((b.y1 for boxes in pages for b in boxes), default=1.0) or 1.0
     running = running_boxes(pages, page_height, settings.repeat_fraction)
@@ -364,6 +378,7 @@ def extract_pdf(path: str | Path, settings: ExtractionSettings) -> PdfText:
     paragraphs: list[list] = []  # [text, first page]
     for boxes in pages:
         tables = table_boxes(boxes)
+        above = None  # the previous body box of this page
         for box in reading_order(boxes):
             text = box.text
             if PAGE_NUMBER.match(text):
@@ -376,10 +391,14 @@ def extract_pdf(path: str | Path, settings: ExtractionSettings) -> PdfText:
                 dropped["headings"] += 1
                 if box.page == 1 and not heading_title:
                     heading_title = text
-            elif paragraphs and _continues(paragraphs[-1][0], text):
-                paragraphs[-1][0] = join_text(paragraphs[-1][0], text)
             else:
-                paragraphs.append([text, box.page])
+                # Reading order goes up only when it starts a column (or the page).
+                column_top = above is None or box.y1 > above.y0
+                if paragraphs and _continues(paragraphs[-1][0], text, column_top):
+                    paragraphs[-1][0] = join_text(paragraphs[-1][0], text)
+                else:
+                    paragraphs.append([text, box.page])
+                above = box
 
     passages = []
     for text, page in paragraphs:
@@ -388,7 +407,37 @@ def extract_pdf(path: str | Path, settings: ExtractionSettings) -> PdfText:
                 dropped["short_fragments"] += 1
             else:
                 passages.append((part, page))
-    if PLACEHOLDER_TITLE.search(meta_title):
-        meta_title = ""
-    title = meta_title or heading_title or path.stem
-    return PdfText(title=title, pages=len(pages), passages=passages, dropped=dropped)
+    return PdfText(title=heading_title, pages=len(pages), passages=passages, dropped=dropped)
+
+
+@dataclass
+class FileResult:
+    """One file's extraction, or why it was skipped; what the cache stores."""
+
+    title: str = ""
+    pages: int = 0
+    passages: list | None = None  # [text, page] pairs
+    dropped: dict | None = None
+    reason: str | None = None  # set when skipped
+    detail: str = ""
+
+
+def extract_file(path: str, settings: ExtractionSettings) -> FileResult:
+    """One file's passages, or the reason it gives none (run in a worker process)."""
+    try:
+        text = extract_pdf(path, settings)
+    except Unreadable as err:
+        return FileResult(pages=err.pages, reason=err.reason, detail=str(err))
+    if not text.passages:
+        return FileResult(
+            pages=text.pages,
+            dropped=dict(text.dropped),
+            reason="no-passages",
+            detail=f"no paragraph of at least {settings.min_words} words",
+        )
+    return FileResult(
+        title=text.title,
+        pages=text.pages,
+        passages=[list(p) for p in text.passages],
+        dropped=dict(text.dropped),
+    )

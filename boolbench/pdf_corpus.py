@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from boolbench.errors import ConfigError, InputError, located
 from boolbench.parquet_io import write_table_atomic, write_text_atomic
-from boolbench.pdf import EXTRACTOR_VERSION, ExtractionSettings, Unreadable, extract_pdf
+from boolbench.pdf import EXTRACTOR_VERSION, ExtractionSettings, FileResult, extract_file
 
 log = logging.getLogger(__name__)
 
@@ -65,70 +65,32 @@ QUALITY_SCHEMA = pa.schema(
 TOKEN = re.compile(r"\w+")
 
 
-def pdf_files(path: str | list[str]) -> dict[str, Path]:
+def pdf_files(path: str | list[str], where: str = "pdf corpus") -> dict[str, Path]:
     """doc_id -> file for a folder (searched recursively) or a list of PDF files.
 
     doc_id is the file's path relative to the folder (for a list, to the files' common
-    folder), so it stays the same wherever the collection is mounted.
+    folder), so it stays the same wherever the collection is mounted. `where` names the
+    config key in errors.
     """
     if isinstance(path, str):
         root = Path(path)
         if not root.exists():
-            raise ConfigError(f"pdf corpus: folder {root} not found")
+            raise ConfigError(f"{where}: {root} not found")
         if root.is_file():
             files = [root]
             root = root.parent
         else:
             files = sorted(p for p in root.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
         if not files:
-            raise ConfigError(f"pdf corpus: no .pdf files under {root}")
+            raise ConfigError(f"{where}: no .pdf files under {root}")
     else:
         files = [Path(p) for p in path]
         missing = [str(p) for p in files if not p.is_file()]
         if missing:
-            raise ConfigError(f"pdf corpus: file(s) not found: {', '.join(missing[:5])}")
-        if not files:
-            raise ConfigError("pdf corpus: the list of files is empty")
+            raise ConfigError(f"{where}: file(s) not found: {', '.join(missing[:5])}")
         root = Path(os.path.commonpath([p.resolve().parent for p in files]))
         files = [p.resolve() for p in files]
     return {p.relative_to(root).as_posix(): p for p in files}
-
-
-@dataclass
-class FileResult:
-    """One file's extraction, or why it was skipped; what the cache stores."""
-
-    title: str = ""
-    pages: int = 0
-    passages: list | None = None  # [text, page] pairs
-    dropped: dict | None = None
-    reason: str | None = None  # set when skipped
-    detail: str = ""
-
-
-def skipped(reason: str, detail: str) -> FileResult:
-    return FileResult(reason=reason, detail=detail)
-
-
-def extract_file(path: str, settings: ExtractionSettings) -> FileResult:
-    """Run in a worker process: one file's passages, or the reason it gives none."""
-    try:
-        text = extract_pdf(path, settings)
-    except Unreadable as err:
-        return FileResult(pages=err.pages, reason=err.reason, detail=str(err))
-    if not text.passages:
-        return FileResult(
-            pages=text.pages,
-            dropped=dict(text.dropped),
-            reason="no-passages",
-            detail=f"no paragraph of at least {settings.min_words} words",
-        )
-    return FileResult(
-        title=text.title,
-        pages=text.pages,
-        passages=[list(p) for p in text.passages],
-        dropped=dict(text.dropped),
-    )
 
 
 class ResultCache:
@@ -164,6 +126,8 @@ def _run_pool(
     """(doc_id, result) as files finish; a file past its timeout (or crashing) is skipped."""
     from pebble import ProcessExpired, ProcessPool
 
+    # The default start method (fork on Linux): spawn would re-run the job's Snakemake script,
+    # which is the workers' __main__. The job starts no threads before the pool.
     with ProcessPool(max_workers=max(1, min(workers, len(todo)))) as pool:
         futures = {
             pool.schedule(extract_file, args=(str(path), settings), timeout=timeout_s): doc_id

@@ -6,7 +6,15 @@ import pytest
 
 from boolbench.config import validate_config
 from boolbench.errors import ConfigError, InputError
-from boolbench.pdf import ExtractionSettings, Unreadable, extract_pdf, join_lines, split_paragraph
+from boolbench.pdf import (
+    Box,
+    ExtractionSettings,
+    Unreadable,
+    clean_pages,
+    extract_pdf,
+    join_lines,
+    split_paragraph,
+)
 from boolbench.pdf_corpus import extract_collection, extraction_quality, pdf_files, token_prf
 from tests.conftest import tiny_config
 from tests.pdf_builder import (
@@ -85,6 +93,38 @@ def test_split_paragraph():
     parts = split_paragraph(long, 10)
     assert [len(p.split()) for p in parts] == [10, 10, 5]
     assert " ".join(parts) == long
+
+
+def box(page, x0, y1, lines, size=10.0):
+    """A text box of `lines` stacked downwards from y1, 12 points apart, 6 points per char."""
+    spans = [(x0, y1 - 12 * (i + 1), x0 + 6 * len(t), y1 - 12 * i) for i, t in enumerate(lines)]
+    return Box(page, x0, y1 - 12 * len(lines), max(s[2] for s in spans), y1, lines, spans,
+               size, sum(map(len, lines)))  # fmt: skip
+
+
+def test_a_compact_table_with_cells_merged_into_lines_is_left_out():
+    # How pdfminer reads a small Chromium table: neighbouring cells merge into one line, and
+    # two lines of the box sit side by side ("0.8 0.7" right of "Recall").
+    table = box(1, 40, 700, ["Metric A B", "0.8 0.7", "Recall", "Precision 0.6 0.9"])
+    table.line_spans[1] = (90, 676, 120, 688)
+    table.line_spans[2] = (40, 676, 75, 688)
+    text = " ".join(["word"] * 30)
+    paragraph = box(1, 40, 600, [text[:60], text[60:]])
+    cleaned = clean_pages([[table, paragraph]], SETTINGS)
+    assert cleaned.dropped["table_cells"] == 1
+    assert [t for t, _ in cleaned.passages] == [text]
+
+
+def test_a_paragraph_goes_on_at_the_next_column_top_even_in_upper_case():
+    left = box(1, 40, 700, ["The survey covered the coast of", "the northern provinces and"])
+    right = box(1, 320, 700, ["Norway in the spring of that year."])
+    new = box(1, 320, 650, ["A second survey followed.", "It was shorter."])
+    cleaned = clean_pages([[right, new, left]], SETTINGS)
+    assert [t for t, _ in cleaned.passages] == [
+        "The survey covered the coast of the northern provinces and Norway in the spring of "
+        "that year.",
+        "A second survey followed. It was shorter.",
+    ]
 
 
 def test_join_lines_rejoins_hyphenation_and_ligatures():
@@ -191,11 +231,11 @@ def test_no_passage_at_all_fails_naming_the_reasons(tmp_path, paper):
 def test_a_file_past_the_timeout_is_skipped_and_the_rest_kept(tmp_path, paper):
     root = tmp_path / "pdfs"
     root.mkdir()
-    two_column_paper(root / "long.pdf", pages_of_text=120, seed=5)  # ~80 pages: seconds to read
+    two_column_paper(root / "long.pdf", pages_of_text=150, seed=5)  # ~100 pages: ~6 s to read
     (root / "short.pdf").write_bytes(paper.path.read_bytes())
-    report, passages = run_collection(root, tmp_path / "out", timeout_s=0.5, workers=1)
+    report, passages = run_collection(root, tmp_path / "out", timeout_s=2, workers=1)
     assert report["skipped"] == [
-        {"file": "long.pdf", "reason": "timeout", "detail": "extraction took over 0.5 s"}
+        {"file": "long.pdf", "reason": "timeout", "detail": "extraction took over 2 s"}
     ]
     assert passages["doc_id"].unique().tolist() == ["short.pdf"]
 
@@ -310,7 +350,7 @@ def test_pdf_corpora_in_both_grouping_modes(workflow):
                 "grouping": "document",
                 "reference": "reference",
             },
-            "byclus": {"source": "pdf", "path": "pdfs"},
+            "byclus": {"source": "pdf", "path": "pdfs", "encoder": {"shards": 1}},
         },
         clustering={"sample_size": 40, "svd_components": 8, "n_clusters": 6},
         candidates={"n_groups": 4},
@@ -323,7 +363,7 @@ def test_pdf_corpora_in_both_grouping_modes(workflow):
         "extraction_quality": 1,
         "ingest": 2,
         "group_by_document": 1,
-        "encode_shard": 2,
+        "encode_shard": 1,
         "gather_embeddings": 1,
         "reduce": 1,
         "cluster": 1,
@@ -358,3 +398,10 @@ def test_pdf_corpora_in_both_grouping_modes(workflow):
     workflow.run("results/bydoc/candidates.parquet")
     report = json.loads(workflow.path("results/bydoc/pdf/extraction_report.json").read_text())
     assert (report["files"], report["extracted_now"]) == (5, 1)
+
+
+def test_a_missing_pdf_folder_is_named_before_anything_runs(workflow):
+    workflow.write_config(tiny_config(corpora={"docs": {"source": "pdf", "path": "nowhere"}}))
+    result = workflow.run("--dry-run", check=False)
+    assert result.returncode != 0
+    assert "corpora.docs.path: nowhere not found" in result.stdout + result.stderr

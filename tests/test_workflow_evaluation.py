@@ -219,6 +219,49 @@ def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evalu
         flow.write_config(config(models))
 
 
+def test_changing_one_prompt_reruns_its_questions_and_everything_that_shows_them(evaluated):
+    flow, config, models = evaluated
+    changed = config(models)
+    changed["generation"]["prompts"]["not"] = "NOT|{question}|{excluded}|again"
+    flow.write_config(changed)
+    try:
+        assert flow.planned_jobs() == {
+            # the NOT questions
+            "compose_questions": 1,
+            "gather_composed_questions": 1,
+            "filter_questions": 1,
+            "gather_answers": 1,
+            "assemble_dataset": 1,
+            "dataset_statistics": 1,
+            "export_beir": 1,
+            # every model searches the new questions (none re-encodes the corpus)...
+            "search": 4,
+            "rerank": 1,
+            "score_model": 5,
+            # ...but the model trained on NOT questions is trained and encodes again
+            "train_contrastive": 1,
+            "encode_model_shard": 1,
+            "gather_model_embeddings": 1,
+            "build_faiss_index": 1,
+            "evaluation_tables": 1,
+            "document_recall_table": 1,
+            # the baselines decompose the questions again
+            "decompose_questions": 1,
+            "gather_decomposed_questions": 1,
+            "boolean_operation_run": 2,
+            "table3": 1,
+            # the report: every page and figure that shows questions, and the config
+            "significance": 1,
+            "figure": 3,  # not the cluster sizes and SVD variance
+            "llm_accounting": 1,
+            "example_questions": 1,
+            "run_config": 1,
+            "all": 1,
+        }
+    finally:
+        flow.write_config(config(models))
+
+
 def test_a_changed_bm25_parameter_reruns_only_that_model(evaluated):
     flow, config, models = evaluated
     changed = {**models, "bm25": {**models["bm25"], "k1": 1.2}}
