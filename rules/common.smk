@@ -41,7 +41,9 @@ try:
     # pdf corpora: their files (found at parse time, so an added file reruns the extraction,
     # which then reads only the new file), and ingestion reads the extracted passages.
     PDF_FILES = {
-        name: [str(p) for p in pdf_files(entry["path"], f"corpora.{name}.path").values()]
+        name: [
+            str(p) for p in pdf_files(entry["path"], f"corpora.{name}.path").values()
+        ]
         for name, entry in config["corpora"].items()
         if entry["source"] == "pdf"
     }
