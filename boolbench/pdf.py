@@ -5,16 +5,17 @@ Per page, pdfminer groups characters into lines and lines into text boxes. Then:
 1. Reading order: boxes are read band by band (a band ends at a box spanning the text width),
    and within a band column by column, top to bottom.
 2. Removed, and counted: page numbers; running headers and footers (the same text, digits
-   aside, at the same height on at least `repeat_fraction` of the pages); table cells (lines
-   sharing their height with at least two other short lines of other boxes, the way a table row
-   lays out); headings (larger type than the body), which only supply the title.
-3. A box that continues the previous one (which has no final punctuation, while this one starts
-   in lower case: a paragraph broken across a column or page) is joined to it; a word hyphenated
-   at a line break is joined ("extra-" + "ordinary"), so a compound split at its own hyphen
-   loses it, the usual trade-off.
+   aside, at the same height on at least `repeat_fraction` of the pages); tables (boxes made
+   mostly of short lines laid out side by side, as cells of a row are); headings (larger type
+   than the body), which only supply the title.
+3. A box that continues the previous paragraph (which has no final punctuation, while this one
+   starts in lower case or at the top of a column: a paragraph broken across a column or page)
+   is joined to it; a word hyphenated at a line break is joined ("extra-" + "ordinary"), so a
+   compound split at its own hyphen loses it, the usual trade-off.
 4. Paragraphs over `max_words` are split at sentence boundaries into nearly equal parts; those
    (and parts) under `min_words` words are dropped.
-Failures are `Unreadable` with a short reason (encrypted, corrupt, empty, image-only, no text).
+Failures are `Unreadable` with a short reason (encrypted, corrupt, empty, image-only, no-text);
+`extract_file` turns one file into a `FileResult`, what the collection's workers return.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ ROW_TOLERANCE = 0.5  # lines are in one table row when their centres are this ma
 CELL_WORDS = 4  # a table cell line holds at most this many words
 SPANNING = 0.55  # a box wider than this share of the text area spans the columns
 
-PAGE_NUMBER = re.compile(r"^(page\s+)?(\d+|[ivxlcdm]+)(\s*(of|/)\s*\d+)?$", re.IGNORECASE)
+# "12", "Page 3 of 9", "4/10", and front-matter numerals up to xxxix (not words such as "mix")
+PAGE_NUMBER = re.compile(
+    r"^(?=\S)(page\s+)?(\d+|x{0,3}(ix|iv|v?i{0,3}))(\s*(of|/)\s*\d+)?$", re.IGNORECASE
+)
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
 CID = re.compile(r"\(cid:\d+\)")
 DOT_LEADER = re.compile(r"(\s?\.){4,}")  # ". . . . 15" in a table of contents

@@ -405,3 +405,11 @@ def test_a_missing_pdf_folder_is_named_before_anything_runs(workflow):
     result = workflow.run("--dry-run", check=False)
     assert result.returncode != 0
     assert "corpora.docs.path: nowhere not found" in result.stdout + result.stderr
+
+
+def test_page_number_pattern():
+    from boolbench.pdf import PAGE_NUMBER
+
+    numbers = ["7", "Page 3", "page 3 of 9", "4/10", "xiv", "IV"]
+    assert all(PAGE_NUMBER.match(n) for n in numbers)
+    assert not any(PAGE_NUMBER.match(w) for w in ["mix", "did", "civil", "", "3.5", "Page"])
