@@ -3,6 +3,7 @@ the candidate groups (the LLM stages have their own tests)."""
 
 import json
 import random
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -103,8 +104,11 @@ def test_growing_n_groups_keeps_earlier_groups(finished, tmp_path):
     from tests.conftest import Workflow
 
     before = pd.read_parquet(finished.path("results/tiny/candidates.parquet"))
-    flow = Workflow(tmp_path)
+    # A copy of the finished run (times kept), so the shared one stays as it was.
+    flow = Workflow(tmp_path / "grown")
+    shutil.copytree(finished.workdir, flow.workdir)
     flow.write_config(tiny_config(candidates={"n_groups": 6}))
+    assert flow.planned_jobs(TINY) == {"sample_candidates": 1}
     flow.run(TINY)
     after = pd.read_parquet(flow.path("results/tiny/candidates.parquet"))
     assert after["group"].nunique() == 6
