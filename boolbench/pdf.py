@@ -26,6 +26,7 @@ import statistics
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 # Bumped when extraction changes what it returns, so cached results are not reused.
@@ -83,7 +84,7 @@ class Box:
     size: float  # mean character size
     chars: int
 
-    @property
+    @cached_property  # read by several cleaning steps
     def text(self) -> str:
         return join_lines(self.lines)
 

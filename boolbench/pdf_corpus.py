@@ -223,10 +223,13 @@ def tokens(text: str) -> Counter:
 
 def token_prf(extracted: str, reference: str) -> tuple[float, float, float]:
     """Precision, recall and F1 of the extracted tokens against the reference's (as multisets)."""
-    got, want = tokens(extracted), tokens(reference)
+    return _prf(tokens(extracted), tokens(reference))
+
+
+def _prf(got: Counter, want: Counter) -> tuple[float, float, float]:
     overlap = sum((got & want).values())
-    precision = overlap / sum(got.values()) if got else 0.0
-    recall = overlap / sum(want.values()) if want else 0.0
+    precision = overlap / got.total() if got else 0.0
+    recall = overlap / want.total() if want else 0.0
     f1 = 2 * precision * recall / (precision + recall) if overlap else 0.0
     return precision, recall, f1
 
@@ -255,15 +258,8 @@ def extraction_quality(
             reference = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise InputError(located(path, "reference text is not UTF-8")) from None
-        extracted = texts.get(doc_id, "")
-        rows.append(
-            (
-                doc_id,
-                *token_prf(extracted, reference),
-                sum(tokens(extracted).values()),
-                sum(tokens(reference).values()),
-            )
-        )
+        got, want = tokens(texts.get(doc_id, "")), tokens(reference)
+        rows.append((doc_id, *_prf(got, want), got.total(), want.total()))
     if not rows:
         raise InputError(
             f"{reference_dir}: no reference text for any PDF (expected e.g. "
