@@ -131,6 +131,7 @@ def test_join_lines_rejoins_hyphenation_and_ligatures():
     assert join_lines(["an extra-\n", "ordinary ﬁnd\n"]) == "an extraordinary find"
     assert join_lines(["the well-\n", "Known case"]) == "the well- Known case"  # not a split word
     assert join_lines(["(cid:12)a  b", "", "c"]) == "a b c"
+    assert join_lines(["2.1 Methods . . . . . . . 15"]) == "2.1 Methods 15"  # dot leaders
 
 
 @pytest.mark.parametrize(
