@@ -52,7 +52,13 @@ class Workflow:
         )  # keep the order: Table 2 rows follow it
         return path
 
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> subprocess.CompletedProcess:
         cmd = [
             *SNAKEMAKE,
             "--snakefile",
@@ -65,7 +71,9 @@ class Workflow:
             "2",
             *args,
         ]
-        result = subprocess.run(cmd, capture_output=True, text=True, cwd=self.workdir)
+        result = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=self.workdir, env=env, timeout=timeout
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"snakemake failed:\n{result.stdout}\n{result.stderr}")
         return result

@@ -2,10 +2,13 @@
 cluster exists here). Run the way a cluster user does: `--workflow-profile profiles/<name>`,
 which replaces profiles/default."""
 
+import os
 import re
 
 import pytest
 
+from boolbench.errors import ConfigError
+from boolbench.slurm import SlurmSite, parse_limits, parse_sinfo, slurm_minutes
 from tests.conftest import REPO, tiny_config
 
 
@@ -31,11 +34,14 @@ def job_settings(output: str) -> dict[str, dict[str, str]]:
     return jobs
 
 
-def dry_run(workflow, profile: str, *extra: str) -> dict[str, dict[str, str]]:
+def dry_run(workflow, profile: str, *extra: str, **environ: str) -> dict[str, dict[str, str]]:
+    """Job settings of a dry run; `environ`: the site's variables (profiles/slurm reads them;
+    BOOLBENCH_SLURM_LIMITS=none by default, so no sinfo of this machine is asked)."""
     workflow.write_config(tiny_config())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SBATCH_", "BOOLBENCH_"))}
     result = workflow.run(
         "--workflow-profile", str(REPO / "profiles" / profile), "--dry-run", "--cores", "64",
-        *extra,
+        *extra, env={**env, "BOOLBENCH_SLURM_LIMITS": "none", **environ},
     )  # fmt: skip
     assert (
         f"Using workflow specific profile {REPO / 'profiles' / profile}"
@@ -47,9 +53,10 @@ def dry_run(workflow, profile: str, *extra: str) -> dict[str, dict[str, str]]:
 def test_slurm_profile_resources(workflow):
     jobs = dry_run(workflow, "slurm")
     encode = jobs["encode_shard"]
-    assert (encode["threads"], encode["gpu"], encode["mem_mb"], encode["runtime"]) == (
-        "8", "1", "16000", "240"
-    )  # fmt: skip
+    assert (encode["threads"], encode["mem_mb"], encode["runtime"]) == ("8", "16000", "240")
+    # No GPU unless asked for (a CPU-only cluster rejects the request), no site settings.
+    assert not any("gpu" in job for job in jobs.values())
+    assert not any("slurm_partition" in job or "slurm_account" in job for job in jobs.values())
     # LLM jobs: memory and a long runtime for the embedded model, and one llm_slots unit each.
     for rule in ("atomic_questions", "compose_questions", "filter_questions"):
         assert (jobs[rule]["mem_mb"], jobs[rule]["runtime"], jobs[rule]["llm_slots"]) == (
@@ -60,7 +67,87 @@ def test_slurm_profile_resources(workflow):
     assert (jobs["sample_candidates"]["mem_mb"], jobs["sample_candidates"]["runtime"]) == (
         "4000", "60"
     )  # fmt: skip
-    assert "gpu" not in jobs["sample_candidates"]
+
+
+def test_slurm_site_settings_keep_the_per_rule_resources(workflow):
+    jobs = dry_run(
+        workflow, "slurm", SBATCH_PARTITION="cpu", SBATCH_ACCOUNT="proj42",
+        BOOLBENCH_SLURM_GPU="1", BOOLBENCH_SLURM_GPU_PARTITION="gpu",
+    )  # fmt: skip
+    encode = jobs["encode_shard"]
+    assert (encode["gpu"], encode["slurm_partition"], encode["slurm_account"]) == (
+        "1", "gpu", "proj42"
+    )  # fmt: skip
+    assert (encode["threads"], encode["mem_mb"]) == ("8", "16000")
+    cluster = jobs["cluster"]
+    assert (cluster["slurm_partition"], cluster["mem_mb"], cluster["threads"]) == (
+        "cpu", "32000", "4"
+    )  # fmt: skip
+    assert "gpu" not in cluster
+    assert jobs["filter_questions"]["llm_slots"] == "1"
+
+
+def test_slurm_limits_cap_every_request(workflow):
+    jobs = dry_run(workflow, "slurm", BOOLBENCH_SLURM_LIMITS="cpus=2,mem_mb=20000,runtime=600")
+    assert (jobs["encode_shard"]["threads"], jobs["encode_shard"]["mem_mb"]) == ("2", "16000")
+    assert (jobs["cluster"]["mem_mb"], jobs["cluster"]["runtime"]) == ("20000", "120")
+    assert jobs["filter_questions"]["runtime"] == "600"  # 720 asked
+    assert jobs["sample_candidates"]["mem_mb"] == "4000"  # below the caps: as asked
+    assert jobs["reduce"]["threads"] == "2"
+
+
+SINFO = """\
+debug*|2|20000|infinite|(null)
+debug*|4|64000+|infinite|(null)
+long|2|20000|2-12:00:00|(null)
+gpu|8|128000|1:30:00|gpu:a100:2
+"""
+
+
+def test_sinfo_gives_each_partition_its_largest_node():
+    partitions, default = parse_sinfo(SINFO)
+    assert default == "debug"
+    assert (partitions["debug"].cpus, partitions["debug"].mem_mb) == (4, 64000)
+    assert partitions["debug"].runtime is None and not partitions["debug"].gpus
+    assert partitions["long"].runtime == 3600
+    assert (partitions["gpu"].runtime, partitions["gpu"].gpus) == (90, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [("30", 30), ("30:00", 30), ("1:30:00", 90), ("2-00:00:00", 2880), ("1-12", 2160),
+     ("UNLIMITED", None), ("infinite", None)],
+)  # fmt: skip
+def test_slurm_time_limits(text, minutes):
+    assert slurm_minutes(text) == minutes
+
+
+def test_slurm_site_from_environment():
+    site = SlurmSite.from_environment({"SBATCH_PARTITION": "long"}, sinfo=SINFO)
+    assert (site.threads(8), site.mem("16000 * attempt")) == (2, "min(16000 * attempt, 20000)")
+    assert site.runtime("720 * attempt") == "min(720 * attempt, 3600)"
+    assert site.gpu_resources() == {} and site.site_resources() == {"slurm_partition": "long"}
+    # Without a partition: sinfo's default; a given limit wins over sinfo's.
+    default = SlurmSite.from_environment({"BOOLBENCH_SLURM_LIMITS": "mem_mb=8000"}, sinfo=SINFO)
+    assert (default.threads(8), default.mem("4000")) == (4, "min(4000, 8000)")
+    assert default.runtime("60") == "60"
+    assert "partition debug (the default); requests capped at 4 CPUs, 8000 MB" in default.summary()
+    # GPUs asked for where sinfo shows none: said so.
+    gpu = SlurmSite.from_environment({"BOOLBENCH_SLURM_GPU": "1"}, sinfo=SINFO)
+    assert gpu.gpu_resources() == {"gpu": 1}
+    assert "sinfo shows no gpu GRES in partition debug" in gpu.summary()
+    on_gpus = {"BOOLBENCH_SLURM_GPU": "yes", "BOOLBENCH_SLURM_GPU_PARTITION": "gpu"}
+    gpu = SlurmSite.from_environment(on_gpus, sinfo=SINFO)
+    assert gpu.gpu_resources() == {"gpu": 1, "slurm_partition": "gpu"}
+    assert (gpu.threads(16, gpu=True), gpu.threads(16)) == (8, 4)
+    assert "GRES" not in gpu.summary()
+
+
+def test_slurm_limits_are_checked():
+    assert parse_limits("cpus=2, mem_mb=100") == {"cpus": 2, "mem_mb": 100}
+    assert parse_limits("none") is None
+    with pytest.raises(ConfigError, match="BOOLBENCH_SLURM_LIMITS: 'memory=2'"):
+        parse_limits("memory=2")
 
 
 def test_kubernetes_profile_resources_and_storage(workflow):
