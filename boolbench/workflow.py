@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from contextlib import contextmanager
 
+from boolbench.artifacts import check_readable
 from boolbench.errors import BoolbenchError
 
 
 @contextmanager
 def script_context(snakemake):
-    """Send stderr and logging to the rule's log; report a BoolbenchError as one line, exit 1."""
+    """Send stderr and logging to the rule's log; check the job's Parquet and .npy inputs.
+
+    A BoolbenchError (bad input or config, a corrupt input artifact) ends the job with one
+    line; any other exception with one line and its traceback below it. Both go to the rule's
+    log (on a cluster all a user sees) and to the console; the job exits with status 1.
+    """
     console = sys.stderr
     log_file = open(snakemake.log[0], "w", buffering=1, encoding="utf-8")  # noqa: SIM115
     sys.stderr = log_file
@@ -22,15 +29,29 @@ def script_context(snakemake):
         force=True,
     )
     try:
+        check_readable(snakemake.input)
         yield
     except BoolbenchError as err:
-        message = f"boolbench: rule {snakemake.rule} failed: {err}"
-        print(message, file=log_file)
-        print(message, file=console)
+        _report(f"boolbench: rule {snakemake.rule} failed: {err}", log_file, console)
+        sys.exit(1)
+    except Exception as err:
+        summary = " ".join(str(err).split())[:300]
+        _report(
+            f"boolbench: rule {snakemake.rule} failed with an unexpected error: "
+            f"{type(err).__name__}: {summary} (traceback below)\n"
+            + traceback.format_exc().rstrip(),
+            log_file,
+            console,
+        )
         sys.exit(1)
     finally:
         sys.stderr = console
         log_file.flush()
+
+
+def _report(message: str, log_file, console) -> None:
+    print(message, file=log_file)
+    print(message, file=console)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ sys.path.insert(
 
 from snakemake.exceptions import WorkflowError
 
+from boolbench.artifacts import export_rules
 from boolbench.config import validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError

@@ -115,6 +115,31 @@ def test_growing_n_groups_keeps_earlier_groups(finished, tmp_path):
     assert after[after["group"] < 4].reset_index(drop=True).equals(before)
 
 
+def test_a_truncated_artifact_is_named_with_its_rule_and_the_command_that_regenerates_it(
+    finished, tmp_path
+):
+    from tests.conftest import Workflow
+
+    flow = Workflow(tmp_path / "corrupt")
+    shutil.copytree(finished.workdir, flow.workdir)
+    before = pd.read_parquet(flow.path(TINY))
+    clusters = flow.path("results/tiny/clusters.parquet")
+    clusters.write_bytes(clusters.read_bytes()[:-100])  # e.g. a full disk
+    result = flow.run(TINY, check=False)
+    assert result.returncode != 0
+    expected = (
+        "boolbench: rule sample_candidates failed: results/tiny/clusters.parquet: not a "
+        "readable Parquet file (Parquet magic bytes not found in footer): the file is corrupt "
+        "or truncated (made by rule cluster); regenerate it by running your snakemake command "
+        "again with --forcerun results/tiny/clusters.parquet"
+    )
+    assert expected in result.stderr
+    assert flow.path("logs/tiny/sample_candidates.log").read_text() == expected + "\n"
+    # The command it names regenerates the file, and the same candidates follow.
+    flow.run(TINY, "--forcerun", "results/tiny/clusters.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(flow.path(TINY)), before)
+
+
 def test_bad_input_fails_with_one_clear_line(workflow):
     corpus = workflow.path("corpus.jsonl")
     corpus.write_text(
