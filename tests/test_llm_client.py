@@ -7,9 +7,17 @@ import time
 import pytest
 
 from boolbench.errors import ConfigError
-from boolbench.llm import ChatRequest, LLMBatchError, LLMClient, LLMSettings, llm_session
+from boolbench.llm import (
+    ChatRequest,
+    EndpointUnreachableError,
+    LLMBatchError,
+    LLMClient,
+    LLMSettings,
+    llm_session,
+)
 from boolbench.llm.client import _retry_after
 from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.llm.server import free_port, llama_progress, progress_probe
 
 FAKE_KEY = "sk-boolbench-test-SECRET-8d1f3a9c"
 
@@ -209,3 +217,103 @@ def test_backoff_grows_with_jitter(server, tmp_path):
     delays = [client._delay(Exception(), attempt) for attempt in (1, 2, 3, 4, 5)]
     assert 0.5 <= delays[0] <= 1.0 and 1.0 <= delays[1] <= 2.0 and 2.0 <= delays[2] <= 4.0
     assert all(2.5 <= d <= 5.0 for d in delays[3:])  # capped
+
+
+# -- endpoints that cannot be reached, and a slow local server --------------------------------
+
+
+def closed_port_url() -> str:
+    return f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+
+
+def unreachable_client(base_url, tmp_path, **overrides) -> LLMClient:
+    values = {"backend": "openai", "model": "m", "base_url": base_url, "seed": 1,
+              "cache_dir": str(tmp_path / "cache"), "backoff_s": 0.01,
+              "concurrency": 2}  # fmt: skip
+    settings = LLMSettings(**{**values, **overrides})
+    return LLMClient(settings, base_url, "m", "m")
+
+
+def test_refused_connection_is_named_and_stops_the_batch(tmp_path):
+    url = closed_port_url()
+    client = unreachable_client(url, tmp_path, connect_attempts=3, max_retries=5)
+    with pytest.raises(EndpointUnreachableError) as error:
+        client.run(ask(*[f"p{i}" for i in range(20)]), progress=False)
+    assert str(error.value).startswith(
+        f"cannot reach the LLM endpoint at {url}: connection refused (3 attempts in a row over "
+    )
+    assert str(error.value).endswith(
+        "no call got through); check that the server is running and llm.base_url "
+        "(answers received so far are cached)"
+    )
+    # At most 3 attempts of each call in flight, not 6 attempts of all 20 calls.
+    assert client.accounting.api_calls <= 2 * 3
+
+
+def test_unknown_host_is_named(tmp_path):
+    url = "http://no-such-host.invalid:8000/v1"
+    with pytest.raises(EndpointUnreachableError) as error:
+        unreachable_client(url, tmp_path, connect_attempts=2).run(ask("p"), progress=False)
+    assert str(error.value).startswith(
+        f"cannot reach the LLM endpoint at {url}: unknown host no-such-host.invalid ("
+    )
+
+
+def test_connection_failures_are_counted_as_such_not_as_timeouts(tmp_path):
+    url = closed_port_url()
+    client = unreachable_client(url, tmp_path, connect_attempts=10, max_retries=1)
+    results = client.run(ask("a", "b"), progress=False)
+    assert [r.error for r in results] == [
+        f"ConnectionRefused: connection refused ({url}) (after 2 attempts)"
+    ] * 2
+    assert client.accounting.errors == {"ConnectionRefused": 2}
+
+
+def test_a_connected_call_resets_nothing_it_should_not(server, tmp_path):
+    # Dropped connections (the server accepted, then closed) are not "cannot connect": with
+    # connect_attempts=1 they are retried as before.
+    client = client_for(server, tmp_path, connect_attempts=1)
+    result = client.run(ask("hello [fault:drop,drop]"), progress=False)[0]
+    assert result.ok and result.attempts == 3
+
+
+def local_client(server, tmp_path, **overrides) -> LLMClient:
+    """A client that watches the server's progress, as for the embedded llama.cpp server."""
+    values = {"backend": "local", "cache_dir": str(tmp_path / "cache"), "backoff_s": 0.01,
+              "timeout_s": 0.5, "seed": 3, "concurrency": 2}  # fmt: skip
+    settings = LLMSettings(**{**values, **overrides})
+    probe = progress_probe(server.base_url, timeout_s=5)
+    return LLMClient(settings, server.base_url, "m", "local", progress=probe, progress_poll_s=0.1)
+
+
+def test_a_slow_local_server_that_makes_progress_never_times_out(tmp_path):
+    # Each answer takes 1.5 s, three times timeout_s (a busy machine): as long as the server's
+    # counters move, no call times out.
+    with FakeOpenAIServer(latency_s=1.5) as slow:
+        client = local_client(slow, tmp_path)
+        results = client.run(ask("a", "b", "c", "d"), progress=False)
+        assert all(r.ok and r.attempts == 1 for r in results)
+        assert client.accounting.retries == 0 and slow.decoded > 0
+        # Control: the same server behind a plain per-call timeout times out every call.
+        plain = client_for(slow, tmp_path / "plain", max_retries=0)
+        assert not any(r.ok for r in plain.run(ask("a", "b"), progress=False))
+
+
+def test_a_stalled_local_server_times_out_and_is_retried(tmp_path):
+    with FakeOpenAIServer(slow_s=3.0) as server:
+        client = local_client(server, tmp_path, max_retries=1)
+        results = client.run(ask("once [fault:stall]", "twice [fault:stall,stall]"), False)
+        assert results[0].ok and results[0].attempts == 2
+        assert not results[1].ok
+        assert results[1].error.startswith("ServerStalledError: the local server made no progress")
+        assert "(llm.timeout_s=0.5) (after 2 attempts)" in results[1].error
+
+
+def test_llama_metrics_progress():
+    page = (
+        "# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.\n"
+        "llamacpp:prompt_tokens_total 38\nllamacpp:tokens_predicted_total 0\n"
+        "llamacpp:n_decode_total 13\nllamacpp:requests_processing 1\n"
+    )
+    assert llama_progress(page) == 51
+    assert llama_progress("something else 1\n") is None

@@ -1,5 +1,6 @@
 """The embedded llama.cpp server with the real (tiny) SmolLM2 model."""
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -11,6 +12,7 @@ from urllib.parse import urlparse
 import pytest
 
 from boolbench.llm import ChatRequest, LLMSettings, llm_session
+from boolbench.llm.server import progress_probe
 
 JOB = Path(__file__).with_name("llm_server_job.py")
 
@@ -34,6 +36,8 @@ def test_real_embedded_model_answers_and_server_stops(tmp_path):
         assert port_open(client.base_url)
         results = client.run(requests, progress=False)
         url = client.base_url
+        # The client reads the server's progress from llama.cpp's counters (/metrics).
+        assert asyncio.run(progress_probe(url, timeout_s=10)()) > 0
     assert not port_open(url)
     assert all(r.ok and r.content.strip() and r.completion_tokens > 0 for r in results)
     assert client.model_id.startswith("gguf-sha256:b179c952")

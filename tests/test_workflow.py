@@ -140,6 +140,29 @@ def test_a_truncated_artifact_is_named_with_its_rule_and_the_command_that_regene
     pd.testing.assert_frame_equal(pd.read_parquet(flow.path(TINY)), before)
 
 
+def test_a_refused_llm_endpoint_fails_the_job_fast_with_one_line(finished, tmp_path):
+    from types import SimpleNamespace
+
+    from boolbench.llm.server import free_port
+    from tests.conftest import Workflow
+    from tests.scripted_llm import scripted_config
+
+    flow = Workflow(tmp_path / "refused")
+    shutil.copytree(finished.workdir, flow.workdir)
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there (a wrong port)
+    flow.write_config(scripted_config(SimpleNamespace(base_url=url)))
+    result = flow.run("results/tiny/questions/simple.parquet", check=False)
+    assert result.returncode != 0
+    expected = (
+        f"boolbench: rule atomic_questions failed: cannot reach the LLM endpoint at {url}: "
+        "connection refused (3 attempts in a row over "
+    )
+    assert expected in result.stderr
+    log = flow.path("logs/tiny/simple_questions/shard-0-of-1.log").read_text()
+    assert log.splitlines()[-1].startswith(expected)
+    assert "Traceback" not in log
+
+
 def test_bad_input_fails_with_one_clear_line(workflow):
     corpus = workflow.path("corpus.jsonl")
     corpus.write_text(

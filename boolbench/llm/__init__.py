@@ -15,13 +15,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from boolbench.errors import ConfigError
-from boolbench.llm.client import Accounting, ChatRequest, ChatResult, LLMBatchError, LLMClient
+from boolbench.llm.client import (
+    Accounting,
+    ChatRequest,
+    ChatResult,
+    EndpointUnreachableError,
+    LLMBatchError,
+    LLMClient,
+)
 from boolbench.llm.settings import LLMSettings
 
 __all__ = [
     "Accounting",
     "ChatRequest",
     "ChatResult",
+    "EndpointUnreachableError",
     "LLMBatchError",
     "LLMClient",
     "LLMSettings",
@@ -34,7 +42,7 @@ def llm_session(settings: LLMSettings, threads: int = 2) -> Iterator[LLMClient]:
     """An LLMClient for the configured backend, with the local server running if needed."""
     if settings.backend == "local":
         from boolbench.llm.models import resolve_local_model
-        from boolbench.llm.server import local_server
+        from boolbench.llm.server import local_server, progress_probe
 
         gguf, model_id = resolve_local_model(settings.local_model, settings.cache_dir)
         with local_server(
@@ -46,6 +54,8 @@ def llm_session(settings: LLMSettings, threads: int = 2) -> Iterator[LLMClient]:
                 model_id=model_id,
                 endpoint_model="local",
                 model_name=f"local:{settings.local_model}",
+                # The server is this job's own: a call fails only when it stops progressing.
+                progress=progress_probe(base_url, settings.timeout_s),
             )
     elif settings.backend == "openai":
         if not settings.model:

@@ -8,9 +8,11 @@ import email.utils
 import json
 import logging
 import random
+import socket
 import sys
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,6 +34,10 @@ class EmptyResponseError(Exception):
     """A 200 response that is not a chat completion (e.g. no choices)."""
 
 
+class ServerStalledError(Exception):
+    """The local server made no progress on any call for timeout_s."""
+
+
 RETRYABLE = (
     openai.RateLimitError,
     openai.InternalServerError,
@@ -39,11 +45,23 @@ RETRYABLE = (
     openai.APIResponseValidationError,
     json.JSONDecodeError,
     EmptyResponseError,
+    ServerStalledError,
 )
+
+# How often the progress of a local server is read while calls are in flight.
+PROGRESS_POLL_S = 2.0
+
+# A progress probe: a number that grows while the server works (e.g. llama.cpp's decode count),
+# or None when it cannot be read.
+ProgressProbe = Callable[[], Awaitable[float | None]]
 
 
 class LLMBatchError(BoolbenchError):
     """Too many calls of a batch failed after their retries."""
+
+
+class EndpointUnreachableError(LLMBatchError):
+    """Calls cannot connect to the endpoint at all (refused, unknown host): the batch stops."""
 
 
 @dataclass(frozen=True)
@@ -105,13 +123,22 @@ class LLMClient:
         endpoint_model: str,
         api_key: str | None = None,
         model_name: str | None = None,
+        progress: ProgressProbe | None = None,
+        progress_poll_s: float = PROGRESS_POLL_S,
     ):
+        """`progress`: for a local server (one that only this job uses), a probe of its work;
+        then a call times out only after timeout_s without progress, however long it takes."""
         self.settings = settings
         self.model_name = model_name or model_id  # for people: recorded with every question
         self.base_url = base_url
         self.model_id = model_id  # identifies the weights in cache keys
         self.endpoint_model = endpoint_model  # the `model` field sent to the endpoint
         self._api_key = api_key
+        self._progress = progress
+        self._poll_s = progress_poll_s
+        self._last_progress = time.monotonic()
+        self._last_response = 0.0  # monotonic time of the last HTTP response of any call
+        self._unreachable: EndpointUnreachableError | None = None
         self.cache = ResponseCache(settings.cache_dir)
         self.accounting = Accounting()
 
@@ -196,10 +223,13 @@ class LLMClient:
         return results
 
     async def _ask_all(self, todo: dict[str, ChatRequest], progress: bool) -> dict[str, ChatResult]:
+        self._unreachable = None
         client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=self._api_key or "no-key",  # local servers need none, the client wants one
-            timeout=self.settings.timeout_s,
+            # A local server's calls end when it stops making progress (_post), not at a
+            # fixed time: on a busy machine a call may take long while the server works.
+            timeout=self.settings.timeout_s if self._progress is None else 24 * 3600.0,
             max_retries=0,  # retries are ours: counted, with jitter, honouring Retry-After
             # The SDK's aiohttp transport costs a third less CPU per call than httpx.
             http_client=openai.DefaultAioHttpClient(),
@@ -215,20 +245,73 @@ class LLMClient:
 
         async def one(key: str, request: ChatRequest) -> tuple[str, ChatResult]:
             async with slots:
+                if self._unreachable:  # stopped while this call waited for its slot
+                    raise self._unreachable
                 result = await self._ask(client, key, request)
             bar.update(1)
             return key, result
 
+        tasks = [asyncio.ensure_future(one(k, r)) for k, r in todo.items()]
+        watchdog = asyncio.ensure_future(self._watch_progress()) if self._progress else None
         try:
-            done = await asyncio.gather(*(one(k, r) for k, r in todo.items()))
+            done = await asyncio.gather(*tasks)
+        except BaseException:
+            # An unreachable endpoint stops the batch: the other calls are cancelled (every
+            # answer received so far is already in the cache).
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
+            if watchdog:
+                watchdog.cancel()
             bar.close()
             await client.close()
         return dict(done)
 
+    async def _watch_progress(self) -> None:
+        """Record when the local server last advanced (its probe's value changed)."""
+        last = None
+        self._last_progress = time.monotonic()
+        while True:
+            try:
+                value = await self._progress()
+            except Exception as err:  # a failed probe is no progress
+                log.debug("progress probe failed: %s", err)
+                value = None
+            if value is not None and value != last:
+                last = value
+                self._last_progress = time.monotonic()
+            await asyncio.sleep(self._poll_s)
+
+    async def _post(self, client, body: dict) -> object:
+        """POST a chat completion; for a local server, wait as long as it makes progress."""
+        call = client.post("/chat/completions", body=body, cast_to=object)
+        if self._progress is None:
+            return await call
+        task = asyncio.ensure_future(call)
+        started = time.monotonic()
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self._poll_s)
+                if done:
+                    return task.result()
+                idle = time.monotonic() - max(self._last_progress, started)
+                # Progress is read every poll_s: a shorter timeout would see none in between.
+                if idle > max(self.settings.timeout_s, 2 * self._poll_s):
+                    raise ServerStalledError(
+                        f"the local server made no progress for {idle:.1f} s "
+                        f"(llm.timeout_s={self.settings.timeout_s:g})"
+                    )
+        finally:
+            if not task.done():
+                task.cancel()
+
     async def _ask(self, client, key: str, request: ChatRequest) -> ChatResult:
         params = self._params(request)
         error = "no attempt"
+        unreachable_since = None  # start of this call's run of failed connections
+        unreachable = 0
         for attempt in range(1, self.settings.max_retries + 2):
             self.accounting.api_calls += 1
             try:
@@ -236,20 +319,30 @@ class LLMClient:
                 # chat.completions.create) with a plain-dict result: skipping the typed request
                 # transform and response model halves the client's CPU per call, which bounds
                 # throughput against fast servers.
-                response = await client.post(
-                    "/chat/completions",
-                    body={"model": self.endpoint_model, "messages": request.messages, **params},
-                    cast_to=object,
+                response = await self._post(
+                    client,
+                    {"model": self.endpoint_model, "messages": request.messages, **params},
                 )
+                self._last_response = time.monotonic()
                 answer = _answer_from(response)
             except RETRYABLE as err:
+                if isinstance(err, openai.APIStatusError):
+                    self._last_response = time.monotonic()
                 error = self._describe(err)
+                problem = connection_problem(err)
+                if problem is None:
+                    unreachable_since, unreachable = None, 0
+                else:
+                    unreachable_since = unreachable_since or time.monotonic()
+                    unreachable += 1
+                    self._stop_if_unreachable(problem[1], unreachable, unreachable_since)
                 if attempt > self.settings.max_retries:
                     break
                 self.accounting.retries += 1
                 await asyncio.sleep(self._delay(err, attempt))
                 continue
             except openai.APIStatusError as err:  # 4xx other than 429: asking again won't help
+                self._last_response = time.monotonic()
                 error = self._describe(err)
                 break
             # Stored at once: a job killed later keeps every answer it has received.
@@ -272,7 +365,25 @@ class LLMClient:
             error=f"{error} (after {attempt} attempt{'s' if attempt > 1 else ''})",
         )
 
+    def _stop_if_unreachable(self, problem: str, failures: int, since: float) -> None:
+        """Raise EndpointUnreachableError once a call failed to connect connect_attempts times
+        in a row while no call got any response: every other call would fail the same way."""
+        if failures < self.settings.connect_attempts or self._last_response > since:
+            return
+        where = self.base_url or "https://api.openai.com/v1"
+        server = "the embedded llama.cpp server" if self._progress else "the LLM endpoint"
+        self._unreachable = EndpointUnreachableError(
+            f"cannot reach {server} at {where}: {problem} ({failures} attempts in a row over "
+            f"{time.monotonic() - since:.0f} s, no call got through); check that the server is "
+            "running and llm.base_url (answers received so far are cached)"
+        )
+        raise self._unreachable
+
     def _describe(self, err: Exception) -> str:
+        problem = connection_problem(err)
+        if problem is not None:
+            kind, what = problem
+            return self._redact(f"{kind}: {what} ({self.base_url or 'OpenAI'})")
         status = getattr(err, "status_code", None)
         message = " ".join(str(err).split())[:200]
         kind = type(err).__name__ + (f" {status}" if status else "")
@@ -284,6 +395,30 @@ class LLMClient:
             return min(retry_after, self.settings.backoff_max_s)
         ceiling = min(self.settings.backoff_max_s, self.settings.backoff_s * 2 ** (attempt - 1))
         return random.uniform(ceiling / 2, ceiling)  # jitter spreads out synchronised retries
+
+
+def connection_problem(err: BaseException) -> tuple[str, str] | None:
+    """(kind, what) when a call could not connect at all: ("ConnectionRefused", "connection
+    refused"), ("UnknownHost", "unknown host h (...)") or ("CannotConnect", ...); None when it
+    connected (or timed out waiting for an answer). The SDK's aiohttp transport reports all of
+    these as a timeout; the cause is further down the exception chain."""
+    seen = set()
+    cause: BaseException | None = err
+    host = None
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        host = getattr(cause, "host", None) or host  # aiohttp's connector errors know it
+        inner = getattr(cause, "os_error", None)  # aiohttp's connector errors wrap the OSError
+        for found in (cause, inner):
+            if isinstance(found, ConnectionRefusedError):
+                return "ConnectionRefused", "connection refused"
+            if isinstance(found, socket.gaierror):
+                name = f" {host}" if isinstance(host, str) else ""
+                return "UnknownHost", f"unknown host{name} ({found.strerror or found})"
+        if type(cause).__name__.startswith("ClientConnector") and isinstance(inner, OSError):
+            return "CannotConnect", f"cannot connect ({inner.strerror or inner})"
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _retry_after(err: Exception) -> float | None:

@@ -6,9 +6,14 @@ responder is given), counts requests per prompt, and tracks the largest number i
 
 Faults: a prompt containing a marker such as `[fault:429,500]` gets those faults on its first
 attempts (one per attempt, in order), then succeeds. Faults: 429 (with Retry-After: 1), 500,
-503, 400, slow (sleeps `slow_s` before answering), badjson (a 200 with a truncated body), drop
-(closes the connection without answering), echo-auth (a 400 whose body repeats the request's
-Authorization header, as some proxies do).
+503, 400, slow (works `slow_s` before answering), stall (sleeps `slow_s` without progress, then
+answers), badjson (a 200 with a truncated body), drop (closes the connection without
+answering), echo-auth (a 400 whose body repeats the request's Authorization header, as some
+proxies do).
+
+Like llama.cpp's server, GET /metrics shows a counter (llamacpp:n_decode_total) that grows
+every 50 ms while a request is being worked on (its latency, or a slow fault), and not while
+one stalls.
 
 Run standalone: python -m boolbench.llm.fake_server --port 8000 --latency 0.05
 """
@@ -58,6 +63,7 @@ class FakeOpenAIServer:
         self.auth_headers: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.decoded = 0  # the /metrics progress counter
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -93,6 +99,14 @@ class FakeOpenAIServer:
                 # algorithm and delayed ACKs add ~40 ms to every answer.
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") != "/metrics":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with server.lock:
+                    page = f"llamacpp:n_decode_total {server.decoded}\n"
+                self._send_raw(200, page.encode(), {"Content-Type": "text/plain"})
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -112,9 +126,17 @@ class FakeOpenAIServer:
                     with server.lock:
                         server.in_flight -= 1
 
+            def _work(self, seconds: float, progress: bool = True) -> None:
+                end = time.monotonic() + seconds
+                while (left := end - time.monotonic()) > 0:
+                    time.sleep(min(0.05, left))
+                    if progress:
+                        with server.lock:
+                            server.decoded += 1
+
             def _answer(self, body: dict, prompt: str, attempt: int) -> None:
                 if server.latency_s:
-                    time.sleep(server.latency_s)
+                    self._work(server.latency_s)
                 fault = _fault_for(prompt, attempt)
                 if fault == "429":
                     self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "1"})
@@ -129,8 +151,8 @@ class FakeOpenAIServer:
                 elif fault == "badjson":
                     self._send_raw(200, b'{"id": "x", "choices": [')
                 else:
-                    if fault == "slow":
-                        time.sleep(server.slow_s)
+                    if fault in ("slow", "stall"):
+                        self._work(server.slow_s, progress=fault == "slow")
                     self._send(200, _completion(body, server.responder(body)))
                     with server.lock:
                         server.completed[prompt] += 1
@@ -139,11 +161,11 @@ class FakeOpenAIServer:
                 self._send_raw(status, json.dumps(payload).encode(), headers)
 
             def _send_raw(self, status: int, data: bytes, headers: dict | None = None) -> None:
+                headers = {"Content-Type": "application/json", **(headers or {})}
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
+                    for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)

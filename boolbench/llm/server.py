@@ -10,7 +10,9 @@ from __future__ import annotations
 import gc
 import logging
 import socket
-from collections.abc import Iterator
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,12 +41,68 @@ def local_server(
     params.verbosity = -1
     params.hostnames = ["127.0.0.1"]
     params.port = free_port()
+    params.endpoint_metrics = True  # the client reads the server's progress (progress_probe)
     log.info("starting llama.cpp server for %s (%d slots, %d threads)", gguf, n_parallel, threads)
     server = xlc.Server(params)
     try:
+        # Until its HTTP loop has answered once, destroying the server can hang (seen when a
+        # job needed no call: every answer came from the cache).
+        wait_healthy(server.listening_address)
         yield f"{server.listening_address}/v1"
     finally:
         # xllamacpp stops listening when the Server object is destroyed.
         del server
         gc.collect()
         log.info("llama.cpp server stopped")
+
+
+def wait_healthy(address: str, timeout_s: float = 120.0) -> None:
+    """Wait until the server's /health answers 200."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"{address}/health", timeout=10) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)
+
+
+# Counters of llama.cpp's /metrics that grow while the server works (prompt and decode steps).
+PROGRESS_COUNTERS = (
+    "llamacpp:prompt_tokens_total",
+    "llamacpp:tokens_predicted_total",
+    "llamacpp:n_decode_total",
+)
+
+
+def progress_probe(base_url: str, timeout_s: float) -> Callable[[], Awaitable[float | None]]:
+    """A probe of a llama.cpp server's work (for LLMClient): the sum of its progress counters,
+    read from /metrics beside the OpenAI API at `base_url` (None when unreadable)."""
+    import aiohttp
+
+    metrics_url = base_url.removesuffix("/").removesuffix("/v1") + "/metrics"
+
+    async def probe() -> float | None:
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.get(metrics_url) as response,
+        ):
+            if response.status != 200:
+                return None
+            return llama_progress(await response.text())
+
+    return probe
+
+
+def llama_progress(metrics: str) -> float | None:
+    """The sum of PROGRESS_COUNTERS in a Prometheus text page (None when none is there)."""
+    values = []
+    for line in metrics.splitlines():
+        name, _, value = line.partition(" ")
+        if name in PROGRESS_COUNTERS:
+            values.append(float(value))
+    return sum(values) if values else None

@@ -19,8 +19,9 @@ class LLMSettings:
     top_p: float | None = None
     max_tokens: int = 128
     seed: int | None = None  # None: the global seed
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0  # per call; local: seconds without progress of the server
     max_retries: int = 5
+    connect_attempts: int = 3  # a call failing to connect this often in a row stops the batch
     backoff_s: float = 1.0
     backoff_max_s: float = 60.0
     concurrency: int = 2
