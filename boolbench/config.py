@@ -162,6 +162,36 @@ def _check_baselines(config: dict, source: str) -> None:
         )
 
 
+def check_corpus_sizes(config: dict[str, Any], source: str = "config") -> None:
+    """Sizes that are known before anything runs (a corpus `limit`, a Parquet file's row count,
+    the packaged Wikipedia articles) against the clustering sample they must fill, so that a
+    too large clustering.sample_size fails now, not after the whole corpus is encoded."""
+    from boolbench.corpus import SourceSpec
+
+    for name, corpus in config["corpora"].items():
+        if corpus["source"] == "pdf" or corpus["grouping"] != "cluster":
+            continue
+        clustering = corpus["clustering"]
+        sample, n_clusters = clustering["sample_size"], clustering["n_clusters"]
+        needed = sample if sample is not None else n_clusters
+        if needed is None:
+            continue
+        bound = SourceSpec.from_config(corpus).size_bound(needed)
+        if bound is None:
+            continue
+        passages, why = bound
+        where = f"{source}: corpora.{name}.clustering"
+        if sample is not None:
+            raise ConfigError(
+                f"{where}.sample_size: {sample} is more than the corpus's at most {passages} "
+                f"passages ({why}); lower it, or set it to null to cluster every passage"
+            )
+        raise ConfigError(
+            f"{where}.n_clusters: {n_clusters} clusters cannot be formed from the corpus's at "
+            f"most {passages} passages ({why})"
+        )
+
+
 def load_config_file(path: str) -> dict[str, Any]:
     """Read and validate a YAML config file (for use outside Snakemake)."""
     try:

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boolbench.errors import ConfigError, InputError, located
-from boolbench.parquet_io import ROW_GROUP_ROWS, parquet_writer, write_table_atomic
+from boolbench.parquet_io import ROW_GROUP_ROWS, parquet_writer, row_count, write_table_atomic
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,28 @@ class SourceSpec:
             found = Path(self.path) / "qrels" / f"{self.beir_split}.tsv"
             return found if found.exists() else None
         return None
+
+    def size_bound(self, needed: int) -> tuple[int, str] | None:
+        """(n, why) when the corpus surely has fewer than `needed` passages, known without
+        reading it: its `limit`, a Parquet file's row count (footer), or the articles of a
+        Wikipedia Vital Articles file; None when it may have enough (or nobody knows)."""
+        if self.limit is not None and self.limit < needed:
+            return self.limit, f"limit: {self.limit}"
+        if self.source not in ("parquet", "vital_articles"):
+            return None
+        path = self.corpus_file()
+        if not path.is_file():
+            return None  # Snakemake names a missing input file
+        try:
+            if self.source == "parquet":
+                rows, why = row_count(path), f"the rows of {path}"
+            else:
+                # Each article has one "extract" key (quotes inside texts are escaped): an
+                # upper bound of the passages, counted in milliseconds.
+                rows, why = path.read_bytes().count(b'"extract"'), f"the articles in {path}"
+        except (OSError, pa.ArrowException):
+            return None  # ingestion reports an unreadable file with its details
+        return (rows, why) if rows < needed else None
 
     def extracted(self, passages: str | os.PathLike) -> SourceSpec:
         """A pdf source as ingestion reads it: the extract_pdf job's passage table."""

@@ -11,7 +11,7 @@ sys.path.insert(
 from snakemake.exceptions import WorkflowError
 
 from boolbench.artifacts import export_rules
-from boolbench.config import validate_config
+from boolbench.config import check_corpus_sizes, validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
 from boolbench.figures import FIGURES
@@ -33,7 +33,9 @@ if not workflow.overwrite_configfiles:
 
 
 try:
-    validate_config(config, source=" ".join(map(str, workflow.configfiles)) or "config")
+    CONFIG_SOURCE = " ".join(map(str, workflow.configfiles)) or "config"
+    validate_config(config, source=CONFIG_SOURCE)
+    check_corpus_sizes(config, source=CONFIG_SOURCE)
     CORPORA = list(config["corpora"])
     SOURCE_INPUTS = {
         name: SourceSpec.from_config(entry).input_files()

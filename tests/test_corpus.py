@@ -297,3 +297,19 @@ def test_failed_ingest_leaves_no_partial_output(tmp_path):
     path = write(tmp_path / "collection.tsv", "0\ta\n0\tb\n")
     ingest_error(tmp_path, source="msmarco", path=str(path))
     assert not list((tmp_path / "out").glob("*"))
+
+
+def test_size_bounds_known_without_reading_the_corpus(tmp_path):
+    from boolbench.corpus import vital_articles_path
+
+    articles = len(json.loads(vital_articles_path().read_text()))
+    packaged = SourceSpec(source="vital_articles")
+    assert packaged.size_bound(articles + 1) == (
+        articles, f"the articles in {vital_articles_path()}"
+    )  # fmt: skip
+    assert packaged.size_bound(articles) is None  # may have enough
+    assert SourceSpec(source="vital_articles", limit=60).size_bound(61) == (60, "limit: 60")
+    assert SourceSpec(source="jsonl", path=str(tmp_path / "x.jsonl")).size_bound(10**9) is None
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    assert SourceSpec(source="parquet", path=str(broken)).size_bound(10) is None

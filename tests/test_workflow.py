@@ -197,11 +197,29 @@ def test_invalid_config_is_one_message(workflow):
     assert output.count("is not one of") == 1
 
 
-def test_sample_larger_than_corpus_fails_in_reduce(workflow):
+def test_sample_larger_than_a_known_corpus_size_fails_before_anything_runs(workflow):
+    # vital_articles with a limit: at most `limit` passages.
     workflow.write_config(tiny_config(clustering={"sample_size": 100, "n_clusters": 8}))
-    result = workflow.run(TINY, check=False)
+    result = workflow.run("--dry-run", TINY, check=False)
     assert result.returncode != 0
-    assert "the corpus has 60 passages, fewer than clustering.sample_size=100" in result.stderr
+    config = workflow.path("config.yaml")
+    assert (
+        f"{config}: corpora.tiny.clustering.sample_size: 100 is more than the corpus's at "
+        "most 60 passages (limit: 60); lower it, or set it to null to cluster every passage"
+    ) in result.stdout + result.stderr
+    # A Parquet corpus: its row count, from the file's footer.
+    table = workflow.path("passages.parquet")
+    pd.DataFrame({"pid": ["a", "b", "c"], "text": ["x", "y", "z"]}).to_parquet(table)
+    corpora = {"t": {"source": "parquet", "path": str(table)}}
+    workflow.write_config(
+        tiny_config(corpora=corpora, clustering={"sample_size": None, "n_clusters": 8})
+    )
+    result = workflow.run("--dry-run", check=False)
+    assert (
+        f"{config}: corpora.t.clustering.n_clusters: 8 clusters cannot be formed from the "
+        f"corpus's at most 3 passages (the rows of {table})"
+    ) in result.stdout + result.stderr
+    assert not workflow.path("results").exists()
 
 
 def test_document_grouping_needs_no_encoding(workflow):
