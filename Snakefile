@@ -29,4 +29,5 @@ rule all:
         expand("results/{corpus}/tables/document_recall.md", corpus=CORPORA),
         expand("results/{corpus}/tables/table3.md", corpus=CORPORA),
         [report_inputs(corpus) for corpus in CORPORA],
+        [interchange_outputs(corpus) for corpus in CORPORA],
         [extraction_quality_outputs(corpus) for corpus in CORPORA],

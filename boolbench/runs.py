@@ -78,8 +78,12 @@ def hits_from_arrays(
     )
 
 
-def write_run(run: pd.DataFrame, path: str | os.PathLike) -> None:
-    write_table_atomic(pa.Table.from_pandas(run, schema=RUN_SCHEMA, preserve_index=False), path)
+def write_run(
+    run: pd.DataFrame, path: str | os.PathLike, metadata: dict[bytes, bytes] | None = None
+) -> None:
+    """Write a run; `metadata` (boolbench.provenance) goes into the Parquet footer."""
+    schema = RUN_SCHEMA.with_metadata(metadata) if metadata else RUN_SCHEMA
+    write_table_atomic(pa.Table.from_pandas(run, schema=schema, preserve_index=False), path)
 
 
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
