@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -288,8 +289,9 @@ def _normalise(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
             raise fail(f"question {row.qid}: empty question text")
         kind_name = str(row.type).strip().upper() if isinstance(row.type, str) else None
         if kind_name not in TYPES:
+            shown = None if isinstance(row.type, float) and math.isnan(row.type) else row.type
             raise fail(
-                f"question {row.qid}: unknown question type {row.type!r} "
+                f"question {row.qid}: unknown question type {shown!r} "
                 f"(expected {', '.join(t.lower() for t in TYPES)})"
             )
         types.append(kind_name)

@@ -21,8 +21,9 @@ from boolbench.corpus import IngestReport, SourceSpec, iter_passages, original_q
 
 
 def wikipedia_articles(limit: int | None) -> pd.DataFrame:
-    """pid, title, text, description and topic of the first `limit` embedded articles (the
-    passages a `vital_articles` corpus with that limit ingests)."""
+    """pid, title, text, description (None for the few articles without one) and topic of the
+    first `limit` embedded articles (the passages a `vital_articles` corpus with that limit
+    ingests)."""
     from boolbench.corpus import _load_vital_articles, vital_articles_path
 
     spec = SourceSpec(source="vital_articles", limit=limit)
@@ -33,7 +34,6 @@ def wikipedia_articles(limit: int | None) -> pd.DataFrame:
         a["key"].replace(" ", "_"): a.get("topic") or "general"
         for a in _load_vital_articles(vital_articles_path())
     }
-    passages = passages[passages["pid"].isin(descriptions)].reset_index(drop=True)
     return passages.assign(
         description=passages["pid"].map(descriptions), topic=passages["pid"].map(topics)
     )[["pid", "title", "text", "description", "topic"]]
@@ -42,7 +42,8 @@ def wikipedia_articles(limit: int | None) -> pd.DataFrame:
 def released_questions(articles: pd.DataFrame, n: int, seed: int) -> list[dict]:
     """`n` questions (AND, OR, NOT in turn) in the released eval layout; qids q0, q1, ..."""
     rng = random.Random(seed)
-    by_topic = {t: list(group.itertuples(index=False)) for t, group in articles.groupby("topic")}
+    described = articles[articles["description"].notna()]
+    by_topic = {t: list(group.itertuples(index=False)) for t, group in described.groupby("topic")}
     topics = sorted(t for t, group in by_topic.items() if len(group) >= 3)
     records = []
     for i in range(n):
