@@ -24,7 +24,6 @@ rule all:
     input:
         expand("results/{corpus}/boolquestions.parquet", corpus=CORPORA),
         expand("results/{corpus}/tables/table1.md", corpus=CORPORA),
-        expand("results/{corpus}/beir/qrels/test.tsv", corpus=CORPORA),
         expand("results/{corpus}/tables/table2.md", corpus=CORPORA),
         expand("results/{corpus}/tables/document_recall.md", corpus=CORPORA),
         expand("results/{corpus}/tables/table3.md", corpus=CORPORA),

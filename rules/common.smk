@@ -523,15 +523,14 @@ def report_inputs(corpus):
 
 
 def interchange_outputs(corpus):
-    """TREC runs of every model and TREC qrels, and the dataset in the released layout."""
+    """TREC runs of every model and TREC qrels; for generated questions also the dataset in
+    the released and BEIR layouts (imported questions already are in a layout, and these
+    exports copy the whole corpus: ask for them as targets)."""
     base = f"results/{corpus}"
     runs = [
         f"{base}/runs/{name}{model}.trec"
         for model in corpus_models(corpus)
         for name in ("", "original/")
     ]
-    return [
-        *runs,
-        f"{base}/trec/qrels.txt",
-        f"{base}/released/eval.jsonl",
-    ]
+    exports = [f"{base}/released/eval.jsonl", f"{base}/beir/qrels/test.tsv"]
+    return [*runs, f"{base}/trec/qrels.txt", *([] if corpus in IMPORTED else exports)]

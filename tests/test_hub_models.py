@@ -54,8 +54,10 @@ def test_two_tower_encodes_queries_and_passages_with_their_own_model(models):
         model=str(models["context"]),
         query_model=str(models["question"]),
         normalize=False,
+        trust_remote_code=True,
     )
     encoder = load_dense_encoder(spec)
+    assert encoder.model.trust_remote_code and encoder.query_model.trust_remote_code
     passages = SentenceTransformer(str(models["context"])).encode(TEXTS)
     queries = SentenceTransformer(str(models["question"])).encode(TEXTS)
     assert np.allclose(encoder.encode_passages(TEXTS), passages, atol=1e-6)
@@ -76,6 +78,7 @@ def test_model_tokenizer_and_config_kwargs_reach_transformers(models):
     )
     encoder = load_dense_encoder(spec)
     transformer = encoder.model[0].auto_model
+    assert encoder.model.trust_remote_code is True
     assert next(transformer.parameters()).dtype == torch.bfloat16
     assert encoder.model.tokenizer.truncation_side == "left"
     assert transformer.config.attention_probs_dropout_prob == 0.25
