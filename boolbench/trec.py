@@ -79,6 +79,8 @@ def qrels_step(questions_path, original_qrels_path, out: dict[str, str]) -> None
     """trec/qrels.txt, trec/qrels_negatives.txt and trec/qrels_original.txt."""
     questions = pd.read_parquet(questions_path, columns=["qid", "positives", "negatives"])
     _check_ids(set(questions["qid"]), "query id", questions_path)
+    labelled = {p for column in ("positives", "negatives") for ps in questions[column] for p in ps}
+    _check_ids(labelled, "passage id", questions_path)
     write_trec_qrels(question_qrels(questions, "positives"), out["positives"])
     write_trec_qrels(question_qrels(questions, "negatives"), out["negatives"])
     original = pd.read_parquet(original_qrels_path)
