@@ -202,6 +202,11 @@ def _check_baselines(config: dict, source: str) -> None:
             f"{source}: baselines.train_on: contrastive training needs a sentence-transformers "
             f"retriever, and {retriever!r} is {models[retriever]['kind']}; set train_on: []"
         )
+    if baselines["train_on"] and models[retriever].get("query_model"):
+        raise ConfigError(
+            f"{source}: baselines.train_on: {retriever!r} has two towers (query_model); "
+            "contrastive training continues one model: set train_on: []"
+        )
     reserved = [name for name in models if name.startswith("contrastive-")]
     if reserved:
         raise ConfigError(

@@ -162,12 +162,20 @@ def test_provenance_names_the_model_template_and_versions(models):
             {"kind": "sentence-transformers", "model": "m", "query_revision": "v2"},
             "query_revision: needs a query_model",
         ),
+        (
+            {"baselines": {"retriever": "m", "train_on": ["not"]}},
+            {"kind": "sentence-transformers", "model": "p", "query_model": "q"},
+            "baselines.train_on: 'm' has two towers",
+        ),
     ],
 )
 def test_config_checks(corpus_keys, model, message):
+    corpus_keys = dict(corpus_keys)
+    baselines = corpus_keys.pop("baselines", {})
     config = tiny_config(
         corpora={"tiny": {"source": "vital_articles", "limit": 60, **corpus_keys}},
         models={"bm25": {"kind": "bm25"}, **({"m": model} if model else {})},
+        baselines=baselines,
     )
     with pytest.raises(ConfigError) as error:
         validate_config(config)
