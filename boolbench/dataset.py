@@ -132,8 +132,8 @@ TABLE1_NOTES = [
 ]
 
 
-def write_table1(table: pd.DataFrame, csv_out, md_out, html_out) -> None:
-    """tables/table1.csv (numbers), .md and .html."""
+def write_table1(table: pd.DataFrame, csv_out, md_out, html_out, notes=None) -> None:
+    """tables/table1.csv (numbers), .md and .html (`notes` below it: TABLE1_NOTES by default)."""
     write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
     rows = [[_cell(v) for v in row] for row in table.itertuples(False)]
     header = "| " + " | ".join(table.columns) + " |"
@@ -143,7 +143,7 @@ def write_table1(table: pd.DataFrame, csv_out, md_out, html_out) -> None:
     html_rows = [[htmlpage.escape(c) for c in row] for row in rows]
     html = htmlpage.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)
     htmlpage.write_page(
-        html_out, "Table 1: dataset statistics", html + htmlpage.notes(TABLE1_NOTES)
+        html_out, "Table 1: dataset statistics", html + htmlpage.notes(notes or TABLE1_NOTES)
     )
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from boolbench.corpus import DEFAULT_TEMPLATE, shard_passages
 from boolbench.document_scope import DocumentScope
-from boolbench.encoding import load_embeddings, save_npy_atomic, shard_texts
+from boolbench.encoding import load_embeddings, save_npy_atomic
 from boolbench.errors import ConfigError, InputError
 from boolbench.retrievers import ModelSpec, load_dense_encoder
 from boolbench.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
@@ -34,9 +35,11 @@ def encode_model_shard(
     spec: ModelSpec,
     out_path: str | os.PathLike,
     threads: int | None = None,
+    passage_template: str = DEFAULT_TEMPLATE,
 ) -> int:
-    """Encode one shard of the corpus with a dense model into a .npy file."""
-    texts = shard_texts(corpus_path, shard, n_shards)
+    """Encode one shard of the corpus (passages rendered by `passage_template`) with a dense
+    model into a .npy file."""
+    texts = shard_passages(corpus_path, shard, n_shards, passage_template)
     encoder = load_dense_encoder(spec, threads)
     save_npy_atomic(encoder.encode_passages(texts), out_path)
     return len(texts)

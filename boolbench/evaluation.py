@@ -34,6 +34,7 @@ from boolbench.metrics import (
     per_query_document_recall,
 )
 from boolbench.parquet_io import write_table_atomic, write_text_atomic
+from boolbench.provenance import as_metadata
 from boolbench.runs import read_run
 from boolbench.significance import CORRECTION_NAME, TEST_NAME, beats_row_above
 
@@ -348,5 +349,9 @@ def write_document_recall_table(
     write_table_files(table, columns, notes, out, title, legend=legend)
 
 
-def write_frame(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    write_table_atomic(pa.Table.from_pandas(frame, preserve_index=False), path)
+def write_frame(frame: pd.DataFrame, path: str | os.PathLike, provenance=None) -> None:
+    """Write scores or metrics; `provenance` (boolbench.provenance) goes into the footer."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if provenance is not None:
+        table = table.replace_schema_metadata({**table.schema.metadata, **as_metadata(provenance)})
+    write_table_atomic(table, path)

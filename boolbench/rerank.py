@@ -23,7 +23,10 @@ def load_cross_encoder(spec, threads: int | None = None):
             torch.set_num_threads(threads)
         device = None if spec.device == "auto" else spec.device
         return CrossEncoder(
-            resolve_model(spec.model), max_length=spec.max_seq_length, device=device
+            resolve_model(spec.model),
+            max_length=spec.max_seq_length,
+            device=device,
+            **spec.hub_kwargs(CrossEncoder),
         )
     except Exception as err:  # missing files, bad weights, no hub access
         raise InputError(

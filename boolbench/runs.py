@@ -9,10 +9,11 @@ Artifacts:
   document ranked (passages sharing no term with a BM25 query score 0 and come last); empty
   when no query is scoped.
 
-Ties: rows are ordered by score descending, then pid descending. That is trec_eval's rule, so
-trec_eval, pytrec_eval and ir_measures rank a written run exactly as its `rank` column does.
-Retrievers fetch TIE_MARGIN passages beyond the depth before this ordering is applied, so a
-tie at the cut is resolved over at least that many candidates.
+Ties: rows are ordered by score descending, then pid descending: trec_eval's (and pytrec_eval's)
+rule. Other tools break ties otherwise (ir_measures' default RR provider, ranx), so the TREC
+files of boolbench.trec make ties impossible. Retrievers fetch TIE_MARGIN passages beyond the
+depth before this ordering is applied, so a tie at the cut is resolved over at least that many
+candidates.
 """
 
 from __future__ import annotations
@@ -78,8 +79,12 @@ def hits_from_arrays(
     )
 
 
-def write_run(run: pd.DataFrame, path: str | os.PathLike) -> None:
-    write_table_atomic(pa.Table.from_pandas(run, schema=RUN_SCHEMA, preserve_index=False), path)
+def write_run(
+    run: pd.DataFrame, path: str | os.PathLike, metadata: dict[bytes, bytes] | None = None
+) -> None:
+    """Write a run; `metadata` (boolbench.provenance) goes into the Parquet footer."""
+    schema = RUN_SCHEMA.with_metadata(metadata) if metadata else RUN_SCHEMA
+    write_table_atomic(pa.Table.from_pandas(run, schema=schema, preserve_index=False), path)
 
 
 def read_run(path: str | os.PathLike) -> pd.DataFrame:

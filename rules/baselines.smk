@@ -59,7 +59,7 @@ rule boolean_operation_run:
         "../envs/retrieve.yaml"
     params:
         retriever=BASELINES["retriever"],
-        model=config["models"][BASELINES["retriever"]],
+        model=baseline_retriever_params,
         split=BASELINES["split"],
         k=BASELINES["k"],
         depth=config["evaluation"]["depth"],
@@ -69,9 +69,7 @@ rule boolean_operation_run:
 
 rule train_contrastive:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
-        simple="results/{corpus}/questions/simple.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        unpack(training_inputs),
     output:
         directory("results/{corpus}/models/contrastive-{subset}/model"),
     log:
@@ -81,7 +79,7 @@ rule train_contrastive:
     conda:
         "../envs/retrieve.yaml"
     params:
-        model=config["models"][BASELINES["retriever"]],
+        model=baseline_retriever_params,
         training=BASELINES["training"],
         seed=config["seed"],
     script:
@@ -108,7 +106,8 @@ rule table3:
         "../envs/retrieve.yaml"
     params:
         retriever=BASELINES["retriever"],
-        trained=TRAINED_MODELS,
+        trained=lambda wc: trained_models_of(wc.corpus),
         split=BASELINES["split"],
+        not_computed=not_computed,
     script:
         "../workflow_scripts/table3.py"

@@ -11,17 +11,20 @@ sys.path.insert(
 from snakemake.exceptions import WorkflowError
 
 from boolbench.artifacts import export_rules
+from boolbench.contrastive import contrastive_label
 from boolbench.config import check_corpus_sizes, validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
 from boolbench.figures import FIGURES
 from boolbench.pdf_corpus import pdf_files
 from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
+from boolbench.questions import question_facts
 from boolbench.report import corpus_config
 from boolbench.steps import gather_accounting, gather_shards
 from boolbench.retrievers import (
     DENSE_KINDS,
     encoding_params,
+    non_default_keys,
     shares_clustering_embeddings,
 )
 
@@ -52,6 +55,15 @@ try:
     }
     for name in PDF_FILES:
         SOURCE_INPUTS[name]["corpus"] = f"results/{name}/pdf/passages.parquet"
+    # Corpora with `questions:` evaluate those questions: no encoding for clustering, no
+    # clustering, generation or filtering job is planned for them. Whether the file has a
+    # train split and recorded expressions decides which baselines can be computed.
+    IMPORTED = {
+        name: entry["questions"]
+        for name, entry in config["corpora"].items()
+        if entry["questions"] is not None
+    }
+    QUESTION_FACTS = {name: question_facts(path) for name, path in IMPORTED.items()}
     PROMPTS = resolve_prompts(
         config["generation"]["prompt_set"],
         config["llm"]["backend"],
@@ -122,6 +134,19 @@ FIRST_STAGE_MODELS = name_pattern(models_of(*DENSE_KINDS, "bm25"))
 RERANKERS = name_pattern(models_of("cross-encoder"))
 
 
+GENERATED_CORPORA = name_pattern([c for c in CORPORA if c not in IMPORTED])
+IMPORTED_CORPORA = name_pattern(list(IMPORTED))
+
+
+def corpus_models(corpus):
+    """The registry models evaluated on a corpus (its Table 2 rows, in order)."""
+    return config["corpora"][corpus]["models"] or MODELS
+
+
+def is_imported(wildcards):
+    return wildcards.corpus in IMPORTED
+
+
 wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
     model=name_pattern(MODELS + TRAINED_MODELS),
@@ -150,15 +175,39 @@ def source_inputs(wildcards):
     }
 
 
+# Corpus keys that ingestion does not read (`questions` only matters for a BEIR folder that is
+# also the questions: its queries are then not the original queries).
+NOT_SOURCE_KEYS = ("reference", "passage_template", "models", "questions")
+
+
 def source_params(wildcards):
     """The corpus entry without its per-stage sections (those feed later rules) and without
-    the pdf references (they only feed the extraction quality)."""
+    the keys of later stages."""
     entry = corpus_entry(wildcards)
-    return {
+    params = {
         k: v
         for k, v in entry.items()
-        if (not isinstance(v, dict) or k == "columns") and k != "reference"
+        if (not isinstance(v, dict) or k == "columns") and k not in NOT_SOURCE_KEYS
     }
+    if entry["source"] == "beir" and entry["questions"] is not None:
+        params["questions"] = entry["questions"]
+    return params
+
+
+def questions_inputs(wildcards):
+    """The files of a corpus's `questions:` (a BEIR folder: its queries and qrels), read in
+    place when absolute (as in source_inputs)."""
+    path = IMPORTED[wildcards.corpus]
+    if os.path.isdir(path):
+        files = [os.path.join(path, "queries.jsonl")]
+        qrels = os.path.join(path, "qrels")
+        if os.path.isdir(qrels):
+            files += sorted(
+                os.path.join(qrels, f) for f in os.listdir(qrels) if f.endswith(".tsv")
+            )
+    else:
+        files = [path]
+    return [local(f) if os.path.isabs(f) else f for f in files]
 
 
 def pdf_inputs(wildcards):
@@ -246,14 +295,26 @@ def trained_model_input(wildcards):
     return [trained_model(wildcards)] if wildcards.model in TRAINED_MODELS else []
 
 
+def passage_template_param(wildcards):
+    """The corpus's passage template as part of a model's params, where it is not the
+    default (so that results made before templates existed stay valid)."""
+    template = corpus_entry(wildcards)["passage_template"]
+    return {} if template == "{text}" else {"passage_template": template}
+
+
 def model_encoding(wildcards):
     """What determines a model's passage vectors (parameters of its encoding jobs)."""
-    return encoding_params(model_entry(wildcards))
+    return encoding_params(model_entry(wildcards)) | passage_template_param(wildcards)
 
 
 def model_search_params(wildcards):
-    """A model's entry without the keys that cannot change its run."""
-    return {k: v for k, v in model_entry(wildcards).items() if k != "shards"}
+    """A model's entry without the keys that cannot change its run (and without the loading
+    keys left at their defaults), with the corpus's passage template."""
+    entry = model_entry(wildcards)
+    keys = [k for k in entry if k != "shards"]
+    return {
+        k: entry[k] for k in non_default_keys(entry, keys)
+    } | passage_template_param(wildcards)
 
 
 def model_shards(wildcards):
@@ -263,8 +324,13 @@ def model_shards(wildcards):
 
 
 def model_embeddings(wildcards):
-    """The clustering encoder's embeddings when the model would compute the same vectors."""
-    if shares_clustering_embeddings(model_entry(wildcards), encoder_params(wildcards)):
+    """The clustering encoder's embeddings when the model would compute the same vectors
+    (a corpus with `questions:` has none)."""
+    if not is_imported(wildcards) and shares_clustering_embeddings(
+        model_entry(wildcards),
+        encoder_params(wildcards),
+        corpus_entry(wildcards)["passage_template"],
+    ):
         return {
             "embeddings": f"results/{wildcards.corpus}/embeddings.npy",
             "pids": f"results/{wildcards.corpus}/embeddings.pids.parquet",
@@ -298,6 +364,15 @@ def retriever_index(wildcards):
     }
 
 
+def baseline_retriever_params(wildcards):
+    """The baselines' retriever entry (loading keys at their defaults left out), with the
+    corpus's passage template."""
+    entry = config["models"][BASELINES["retriever"]]
+    return {
+        k: entry[k] for k in non_default_keys(entry, entry)
+    } | passage_template_param(wildcards)
+
+
 def baseline_run_inputs(wildcards):
     """A Boolean-operation run needs the retriever's index, run and the expressions."""
     retriever = BASELINES["retriever"]
@@ -312,16 +387,61 @@ def baseline_run_inputs(wildcards):
     return inputs | retriever_index(as_retriever)
 
 
+def has_oracle(corpus):
+    """The oracle baseline needs the Boolean expressions recorded at generation."""
+    return corpus not in IMPORTED or QUESTION_FACTS[corpus].has_expressions
+
+
+def trained_models_of(corpus):
+    """The contrastive models of a corpus: none when its questions have no train split."""
+    return (
+        TRAINED_MODELS
+        if corpus not in IMPORTED or QUESTION_FACTS[corpus].has_train
+        else []
+    )
+
+
+def not_computed(wildcards):
+    """Table 3 rows that the corpus's questions cannot give, and why."""
+    rows = {}
+    if not has_oracle(wildcards.corpus):
+        rows["Oracle decomposition"] = (
+            "the questions carry no recorded Boolean expressions"
+        )
+    if not trained_models_of(wildcards.corpus):
+        for model in TRAINED_MODELS:
+            rows[contrastive_label(model)] = (
+                "the questions have no train split (a `split` field) to train on"
+            )
+    return rows
+
+
 def table3_inputs(wildcards):
     base = f"results/{wildcards.corpus}"
-    return {
+    inputs = {
         "base_scores": f"{base}/scores/{BASELINES['retriever']}.parquet",
         "decomposed": f"{base}/baselines/runs/decomposed.parquet",
-        "oracle": f"{base}/baselines/runs/oracle.parquet",
         "expressions": f"{base}/baselines/decomposed.parquet",
         "questions": f"{base}/boolquestions.parquet",
-        "contrastive": [f"{base}/scores/{m}.parquet" for m in TRAINED_MODELS],
+        "contrastive": [
+            f"{base}/scores/{m}.parquet" for m in trained_models_of(wildcards.corpus)
+        ],
     }
+    if has_oracle(wildcards.corpus):
+        inputs["oracle"] = f"{base}/baselines/runs/oracle.parquet"
+    return inputs
+
+
+def training_inputs(wildcards):
+    """Contrastive training reads the simple questions too, where there are some."""
+    base = f"results/{wildcards.corpus}"
+    inputs = {
+        "questions": f"{base}/boolquestions.parquet",
+        "corpus": f"{base}/corpus.parquet",
+    }
+    if not is_imported(wildcards):
+        inputs["simple"] = f"{base}/questions/simple.parquet"
+    return inputs
 
 
 def rerank_inputs(wildcards):
@@ -343,9 +463,12 @@ def rerank_depth(wildcards):
 
 
 def figures_of(corpus):
-    """The report's figures of a corpus (grouping by document has no SVD)."""
+    """The report's figures of a corpus (grouping by document has no SVD; imported
+    questions only the retrieval figures)."""
     names = list(FIGURES)
-    if config["corpora"][corpus]["grouping"] == "document":
+    if corpus in IMPORTED:
+        names = [n for n in names if FIGURES[n].category == "Retrieval"]
+    elif config["corpora"][corpus]["grouping"] == "document":
         names.remove("svd_variance")
     return [f"results/{corpus}/figures/{name}.png" for name in names]
 
@@ -369,27 +492,48 @@ def figure_inputs(wildcards):
 def figure_settings(wildcards):
     """The models and split of a retrieval figure (so a registry change reruns only those)."""
     if FIGURES[wildcards.figure].category == "Retrieval":
-        return {"models": MODELS, "split": config["evaluation"]["table_split"]}
+        return {
+            "models": corpus_models(wildcards.corpus),
+            "split": config["evaluation"]["table_split"],
+        }
     return {}
 
 
 def llm_accounting_inputs(wildcards):
-    """Every LLM job's accounting, by step name."""
+    """Every LLM job's accounting, by step name (imported questions: the decomposition)."""
     base = f"results/{wildcards.corpus}/llm_accounting"
-    steps = ["simple", "disjunctive"]
-    steps += [f"compose_{op}" for op in OPERATORS] + [
-        f"filter_{op}" for op in OPERATORS
-    ]
+    steps = []
+    if not is_imported(wildcards):
+        steps = ["simple", "disjunctive"]
+        steps += [f"compose_{op}" for op in OPERATORS] + [
+            f"filter_{op}" for op in OPERATORS
+        ]
     return {step: f"{base}/{step}.json" for step in [*steps, "decompose"]}
 
 
 def report_inputs(corpus):
-    """What `snakemake --report` shows of a corpus beyond Tables 1-3."""
+    """What `snakemake --report` shows of a corpus beyond Tables 1-3 (imported questions have
+    no generation examples)."""
     base = f"results/{corpus}"
+    examples = [] if corpus in IMPORTED else [f"{base}/report/examples.html"]
     return [
         *figures_of(corpus),
         f"{base}/tables/significance.html",
         f"{base}/tables/llm_accounting.html",
-        f"{base}/report/examples.html",
+        *examples,
         f"{base}/report/config.html",
     ]
+
+
+def interchange_outputs(corpus):
+    """TREC runs of every model and TREC qrels; for generated questions also the dataset in
+    the released and BEIR layouts (imported questions already are in a layout, and these
+    exports copy the whole corpus: ask for them as targets)."""
+    base = f"results/{corpus}"
+    runs = [
+        f"{base}/runs/{name}{model}.trec"
+        for model in corpus_models(corpus)
+        for name in ("", "original/")
+    ]
+    exports = [f"{base}/released/eval.jsonl", f"{base}/beir/qrels/test.tsv"]
+    return [*runs, f"{base}/trec/qrels.txt", *([] if corpus in IMPORTED else exports)]

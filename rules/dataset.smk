@@ -12,6 +12,8 @@ rule assemble_dataset:
         kept="results/{corpus}/boolquestions.parquet",
     log:
         "logs/{corpus}/assemble_dataset.log",
+    wildcard_constraints:
+        corpus=GENERATED_CORPORA,
     conda:
         "../envs/corpus.yaml"
     params:
@@ -40,6 +42,8 @@ rule dataset_statistics:
         report="results/{corpus}/generation_report.json",
     log:
         "logs/{corpus}/dataset_statistics.log",
+    wildcard_constraints:
+        corpus=GENERATED_CORPORA,
     conda:
         "../envs/corpus.yaml"
     script:
@@ -63,3 +67,61 @@ rule export_beir:
         "../envs/corpus.yaml"
     script:
         "../workflow_scripts/export_beir.py"
+
+
+# A corpus with `questions:` reads its questions from that file instead of generating them.
+rule import_questions:
+    input:
+        questions=questions_inputs,
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        "results/{corpus}/boolquestions.parquet",
+    log:
+        "logs/{corpus}/import_questions.log",
+    wildcard_constraints:
+        corpus=IMPORTED_CORPORA,
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        path=lambda wc: IMPORTED[wc.corpus],
+    script:
+        "../workflow_scripts/import_questions.py"
+
+
+rule question_statistics:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+    output:
+        csv="results/{corpus}/tables/table1.csv",
+        md="results/{corpus}/tables/table1.md",
+        html=report(
+            "results/{corpus}/tables/table1.html",
+            caption="../report/table1_imported.rst",
+            category="Dataset",
+            subcategory="{corpus}",
+            labels={"result": "Table 1: dataset statistics"},
+        ),
+    log:
+        "logs/{corpus}/question_statistics.log",
+    wildcard_constraints:
+        corpus=IMPORTED_CORPORA,
+    conda:
+        "../envs/corpus.yaml"
+    script:
+        "../workflow_scripts/question_statistics.py"
+
+
+# The dataset in the released BoolQuestions layout, for code written for the released files.
+rule export_released:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        eval="results/{corpus}/released/eval.jsonl",
+        corpus="results/{corpus}/released/corpus.jsonl",
+    log:
+        "logs/{corpus}/export_released.log",
+    conda:
+        "../envs/corpus.yaml"
+    script:
+        "../workflow_scripts/export_released.py"

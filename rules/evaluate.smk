@@ -81,7 +81,8 @@ rule build_bm25_index:
     params:
         model=lambda wc: {
             k: model_entry(wc)[k] for k in ("kind", "k1", "b", "stopwords", "stemmer")
-        },
+        }
+        | passage_template_param(wc),
     script:
         "../workflow_scripts/build_bm25_index.py"
 
@@ -158,7 +159,11 @@ rule score_model:
 
 rule evaluation_tables:
     input:
-        scores=expand("results/{{corpus}}/scores/{model}.parquet", model=MODELS),
+        scores=lambda wc: expand(
+            "results/{corpus}/scores/{model}.parquet",
+            corpus=wc.corpus,
+            model=corpus_models(wc.corpus),
+        ),
         significance="results/{corpus}/significance.parquet",
     output:
         metrics="results/{corpus}/metrics.parquet",
@@ -172,12 +177,20 @@ rule evaluation_tables:
             subcategory="{corpus}",
             labels={"result": "Table 2: retrieval"},
         ),
+        provenance_md="results/{corpus}/tables/provenance.md",
+        provenance_html=report(
+            "results/{corpus}/tables/provenance.html",
+            caption="../report/provenance.rst",
+            category="Retrieval",
+            subcategory="{corpus}",
+            labels={"result": "Model provenance"},
+        ),
     log:
         "logs/{corpus}/evaluation_tables.log",
     conda:
         "../envs/retrieve.yaml"
     params:
-        models=MODELS,
+        models=lambda wc: corpus_models(wc.corpus),
         split=config["evaluation"]["table_split"],
         alpha=config["evaluation"]["significance"]["alpha"],
     script:
@@ -202,8 +215,41 @@ rule document_recall_table:
     conda:
         "../envs/retrieve.yaml"
     params:
-        models=MODELS,
+        models=lambda wc: corpus_models(wc.corpus),
         split=config["evaluation"]["table_split"],
         document_recall=config["evaluation"]["document_recall"],
     script:
         "../workflow_scripts/document_recall_table.py"
+
+
+# Interchange: TREC runs beside the Parquet runs (ties made impossible, so every IR tool ranks
+# as the rank column does) and TREC qrels of the questions and the original queries.
+rule trec_runs:
+    input:
+        run="results/{corpus}/runs/{model}.parquet",
+        original="results/{corpus}/runs/original/{model}.parquet",
+    output:
+        run="results/{corpus}/runs/{model}.trec",
+        original="results/{corpus}/runs/original/{model}.trec",
+    log:
+        "logs/{corpus}/models/{model}/trec_runs.log",
+    conda:
+        "../envs/retrieve.yaml"
+    script:
+        "../workflow_scripts/trec_runs.py"
+
+
+rule trec_qrels:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+        qrels="results/{corpus}/original_qrels.parquet",
+    output:
+        positives="results/{corpus}/trec/qrels.txt",
+        negatives="results/{corpus}/trec/qrels_negatives.txt",
+        original="results/{corpus}/trec/qrels_original.txt",
+    log:
+        "logs/{corpus}/trec_qrels.log",
+    conda:
+        "../envs/retrieve.yaml"
+    script:
+        "../workflow_scripts/trec_qrels.py"

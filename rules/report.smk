@@ -5,7 +5,11 @@
 
 rule significance:
     input:
-        scores=expand("results/{{corpus}}/scores/{model}.parquet", model=MODELS),
+        scores=lambda wc: expand(
+            "results/{corpus}/scores/{model}.parquet",
+            corpus=wc.corpus,
+            model=corpus_models(wc.corpus),
+        ),
     output:
         tests="results/{corpus}/significance.parquet",
         html=report(
@@ -22,7 +26,7 @@ rule significance:
     conda:
         "../envs/report.yaml"
     params:
-        models=MODELS,
+        models=lambda wc: corpus_models(wc.corpus),
         split=config["evaluation"]["table_split"],
         significance=config["evaluation"]["significance"],
         seed=config["seed"],

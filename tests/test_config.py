@@ -81,7 +81,7 @@ def test_example_config_for_own_corpora_is_valid():
 def test_example_config_with_the_papers_models_is_valid():
     config = load_config_file(str(REPO / "resources/examples/config.paper_models.yaml"))
     models = config["models"]
-    assert models["e5-base-v2"]["query_prefix"] == "query: "
+    assert models["e5-base-v2"]["query_prefix"] == ""  # as the official evaluation ran it
     assert models["distilbert-dot-v5"]["similarity"] == "dot"
     assert models["bm25-MiniLM-L6-ce"]["rerank"] == "bm25"
 

@@ -255,6 +255,12 @@ def test_default_registry_and_embedding_reuse():
     }
     assert config["models"]["bm25"]["k1"] == 0.9 and config["models"]["bm25"]["b"] == 0.4
     encoder = config["corpora"]["c"]["encoder"]
-    assert shares_clustering_embeddings(config["models"]["minilm-l6"], encoder)
+    assert shares_clustering_embeddings(config["models"]["minilm-l6"], encoder, "{text}")
     other = {**config["models"]["minilm-l6"], "passage_prefix": "passage: "}
-    assert not shares_clustering_embeddings(other, encoder)
+    assert not shares_clustering_embeddings(other, encoder, "{text}")
+    # the clustering encoder reads the text alone; a titled template makes other vectors
+    assert not shares_clustering_embeddings(
+        config["models"]["minilm-l6"], encoder, "{title} {text}"
+    )
+    pinned = {**config["models"]["minilm-l6"], "revision": "v1"}
+    assert not shares_clustering_embeddings(pinned, encoder, "{text}")

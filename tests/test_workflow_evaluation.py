@@ -210,6 +210,7 @@ def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evalu
             "build_bm25_index": 1,
             "search": 2,
             "score_model": 2,
+            "trec_runs": 2,
             **TABLE2_AND_REPORT,
         }
         # Removing a model: the table must lose its row; no model job runs.
@@ -238,6 +239,9 @@ def test_changing_one_prompt_reruns_its_questions_and_everything_that_shows_them
             "search": 4,
             "rerank": 1,
             "score_model": 5,
+            "trec_runs": 4,  # the TREC files of the registry's runs, and the qrels
+            "trec_qrels": 1,
+            "export_released": 1,
             # ...but the model trained on NOT questions is trained and encodes again
             "train_contrastive": 1,
             "encode_model_shard": 1,
@@ -273,6 +277,7 @@ def test_a_changed_bm25_parameter_reruns_only_that_model(evaluated):
             "search": 1,
             "rerank": 1,
             "score_model": 2,
+            "trec_runs": 2,
             **TABLE2_AND_REPORT,
         }
     finally:
@@ -336,7 +341,7 @@ def test_the_report_holds_tables_figures_accounting_and_config(evaluated):
     figures = {f"figures/{name}.svg" for name in FIGURES}
     pages = {
         "tables/table1.html", "tables/table2.html", "tables/table3.html",
-        "tables/document_recall.html",
+        "tables/document_recall.html", "tables/provenance.html",
         "tables/significance.html", "tables/llm_accounting.html",
         "report/examples.html", "report/config.html",
     }  # fmt: skip

@@ -9,4 +9,5 @@ with script_context(snakemake):
         snakemake.input.corpus,
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         snakemake.output[0],
+        passage_template=snakemake.params.model.get("passage_template", "{text}"),
     )

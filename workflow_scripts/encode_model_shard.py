@@ -11,4 +11,5 @@ with script_context(snakemake):
         spec=model_spec(snakemake, snakemake.wildcards.model),
         out_path=snakemake.output[0],
         threads=snakemake.threads,
+        passage_template=snakemake.params.model.get("passage_template", "{text}"),
     )

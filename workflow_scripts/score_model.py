@@ -2,6 +2,7 @@ import _repo  # noqa: F401  (makes boolbench importable in any job env)
 import pandas as pd
 
 from boolbench.evaluation import score_model, write_frame
+from boolbench.provenance import read_provenance
 from boolbench.workflow import script_context
 
 with script_context(snakemake):
@@ -18,4 +19,4 @@ with script_context(snakemake):
         percents=list(settings["percents"]),
         min_document_passages=settings["min_document_passages"],
     )
-    write_frame(scores, snakemake.output[0])
+    write_frame(scores, snakemake.output[0], read_provenance(snakemake.input.run))

@@ -17,4 +17,5 @@ with script_context(snakemake):
         out=(snakemake.output.run, snakemake.output.original),
         document_out=(snakemake.output.document, snakemake.output.document_original),
         threads=snakemake.threads,
+        passage_template=snakemake.params.model.get("passage_template", "{text}"),
     )

@@ -1,25 +1,25 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.baselines import table3_step
+from boolbench.contrastive import contrastive_label
 from boolbench.workflow import script_context
-
-LABELS = {"and": "AND", "or": "OR", "not": "NOT", "all": "all"}
 
 with script_context(snakemake):
     trained = {
-        f"Boolean contrastive ({LABELS[name.removeprefix('contrastive-')]})": path
+        contrastive_label(name): path
         for name, path in zip(snakemake.params.trained, snakemake.input.contrastive, strict=True)
     }
+    runs = {"Decomposed query": snakemake.input.decomposed}
+    if snakemake.input.get("oracle"):
+        runs["Oracle decomposition"] = snakemake.input.oracle
     table3_step(
         snakemake.params.retriever,
         snakemake.input.base_scores,
-        {
-            "Decomposed query": snakemake.input.decomposed,
-            "Oracle decomposition": snakemake.input.oracle,
-        },
+        runs,
         trained,
         snakemake.input.questions,
         snakemake.input.expressions,
         snakemake.params.split,
         {key: snakemake.output[key] for key in ("csv", "md", "tex", "html")},
+        not_computed=dict(snakemake.params.not_computed),
     )

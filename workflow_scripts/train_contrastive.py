@@ -10,9 +10,10 @@ with script_context(snakemake):
         ModelSpec.from_config("base", snakemake.params.model),
         snakemake.wildcards.subset,
         snakemake.input.questions,
-        snakemake.input.simple,
+        snakemake.input.get("simple"),  # none for imported questions
         snakemake.input.corpus,
         TrainingSettings.from_config(snakemake.params.training, seed=snakemake.params.seed),
         out=snakemake.output[0],
         threads=snakemake.threads,
+        passage_template=snakemake.params.model.get("passage_template", "{text}"),
     )

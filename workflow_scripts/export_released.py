@@ -1,0 +1,11 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.questions import export_released
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    export_released(
+        snakemake.input.questions,
+        snakemake.input.corpus,
+        {"eval": snakemake.output.eval, "corpus": snakemake.output.corpus},
+    )

@@ -1,0 +1,11 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.trec import trec_runs_step
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    trec_runs_step(
+        {"run": snakemake.input.run, "original": snakemake.input.original},
+        {"run": snakemake.output.run, "original": snakemake.output.original},
+        tag=snakemake.wildcards.model,
+    )
