@@ -222,7 +222,7 @@ def check_corpus_sizes(config: dict[str, Any], source: str = "config") -> None:
     from boolbench.corpus import SourceSpec
 
     for name, corpus in config["corpora"].items():
-        if corpus["source"] == "pdf" or corpus["grouping"] != "cluster":
+        if corpus["source"] == "pdf" or corpus["grouping"] != "cluster" or corpus.get("questions"):
             continue
         clustering = corpus["clustering"]
         sample, n_clusters = clustering["sample_size"], clustering["n_clusters"]
