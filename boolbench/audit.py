@@ -14,17 +14,20 @@ Artifacts:
 
 from __future__ import annotations
 
-import csv
-import io
 import os
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from boolbench import htmlpage
 from boolbench.errors import InputError, located
+from boolbench.filtering import TOP_LOGPROBS, AnswererSettings, Pair, ask, p_yes
 from boolbench.htmlpage import escape
+from boolbench.llm import ChatRequest, LLMClient
 from boolbench.parquet_io import write_text_atomic
+from boolbench.prompts import Prompt
 
 TYPES = ("AND", "OR", "NOT")
 SHEET_COLUMNS = [
@@ -35,10 +38,11 @@ NO = {"no", "n", "0", "false", "negative", "neg"}
 # Section 4.4 of the paper: 32 questions judged by people (rows: ground truth, columns: label).
 PAPER = {"questions": 32, "pos_pos": 0.6250, "pos_neg": 0.0938, "neg_pos": 0.0313,
          "neg_neg": 0.2500, "label_accuracy": 0.875}  # fmt: skip
+# Does the question express its operator? (the sheet's instructions and the LLM judge's prompt)
 OPERATOR_RUBRIC = {
-    "AND": "it asks for something that must meet two or more conditions at once",
-    "OR": "it asks for either of two (or more) things, any one of them being enough",
-    "NOT": "it asks for something while excluding something named in the question",
+    "AND": "ask for something that must meet two or more conditions at once",
+    "OR": "ask for either of two or more things, any one of them being enough",
+    "NOT": "ask for something while excluding something that it names",
 }
 PathLike = str | os.PathLike
 
@@ -98,13 +102,12 @@ def write_sheet(sheet: pd.DataFrame, csv_out: PathLike, html_out: PathLike, seed
         f"dataset allows; {len(sheet)} (question, passage) pairs. For each pair, judge whether "
         "the passage answers the question (write yes or no in the judgement column of "
         "sheet.csv), and once per question whether it expresses its operator (column "
-        "operator_expressed): " + "; ".join(f"{t}: {r}" for t, r in OPERATOR_RUBRIC.items())
+        "operator_expressed), that is, does it "
+        + "; ".join(f"{t}: {r}" for t, r in OPERATOR_RUBRIC.items())
         + ". Labels stay hidden until you open them; judge before you look. Name the filled "
         "sheet in audit.judgements to get the confusion matrix.",
     ]
-    htmlpage.write_page(
-        html_out, "Label audit sheet", htmlpage.notes(notes) + "\n".join(sections)
-    )
+    htmlpage.write_page(html_out, "Label audit sheet", htmlpage.notes(notes) + "\n".join(sections))
 
 
 def _verdict(value, path: PathLike, row: int, column: str) -> bool | None:
@@ -190,9 +193,7 @@ def confusion(judged: pd.DataFrame) -> pd.DataFrame:
             return hits / n if n else float("nan")
 
         right = part["truth"] == part["positive"]
-        questions = part.groupby("qid").agg(
-            right=("truth", lambda s, part=part: bool(right.loc[s.index].all()))
-        )
+        questions = right.groupby(part["qid"]).all().to_frame("right")
         operator = judged[judged["qid"].isin(questions.index)].groupby("qid")["operator"].first()
         questions["operator"] = operator.reindex(questions.index)
         with_operator = questions[questions["operator"].notna()]
@@ -264,7 +265,66 @@ def write_confusion(table: pd.DataFrame, source: str, csv_out: PathLike, html_ou
     htmlpage.write_page(html_out, "Label audit", matrix + per_type + htmlpage.notes(notes))
 
 
-def sheet_csv_text(sheet: pd.DataFrame) -> str:
-    buffer = io.StringIO()
-    sheet.to_csv(buffer, index=False, quoting=csv.QUOTE_MINIMAL)
-    return buffer.getvalue()
+def judge_sheet(
+    sheet: pd.DataFrame,
+    llm: LLMClient,
+    pair_prompt: Prompt,
+    operator_prompt: Prompt,
+    settings: AnswererSettings,
+) -> pd.DataFrame:
+    """The sheet filled by an LLM: each pair judged yes/no (the filter's judge), and each
+    question asked whether it expresses its operator (OPERATOR_RUBRIC)."""
+    judge = replace(settings, method="judge")
+    pairs = [Pair((i,), row.question, row.pid) for i, row in enumerate(sheet.itertuples())]
+    passages = dict(zip(sheet["pid"], sheet["passage"], strict=False))
+    verdicts = ask(pairs, passages, llm, pair_prompt, judge)
+    questions = sheet.drop_duplicates("qid")
+    requests = [
+        ChatRequest(
+            row.qid,
+            operator_prompt.messages(question=row.question, rubric=OPERATOR_RUBRIC[row.type]),
+            seed=settings.seed,
+            max_tokens=1,
+            temperature=0.0,
+            top_logprobs=TOP_LOGPROBS,
+        )
+        for row in questions.itertuples()
+    ]
+    results = llm.run(requests) if requests else []
+    llm.check_failures(results)
+    expressed = {r.id: p_yes(r) for r in results}
+    filled = sheet.copy()
+    filled["judgement"] = [_yes_no(v["answered"]) for v in verdicts]
+    filled["operator_expressed"] = [
+        _yes_no(None if expressed.get(q) is None else expressed[q] >= settings.threshold)
+        for q in filled["qid"]
+    ]
+    return filled
+
+
+def _yes_no(value: bool | None) -> str:
+    return "" if value is None else "yes" if value else "no"
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps (files in, files out)
+
+
+def sheet_step(questions, corpus, n: int, seed: int, csv_out, html_out) -> None:
+    kept = pd.read_parquet(questions)
+    sample = sample_questions(kept, n, seed)
+    pids = sorted({p for col in ("positives", "negatives") for ps in sample[col] for p in ps})
+    texts = pq.read_table(corpus, columns=["pid", "text"], filters=[("pid", "in", pids)])
+    passages = dict(zip(texts["pid"].to_pylist(), texts["text"].to_pylist(), strict=True))
+    write_sheet(audit_sheet(kept, passages, n, seed), csv_out, html_out, seed)
+
+
+def judge_step(sheet, out, llm, pair_prompt: dict, operator_prompt: dict, settings) -> None:
+    rows = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+    filled = judge_sheet(rows, llm, Prompt(**pair_prompt), Prompt(**operator_prompt), settings)
+    write_text_atomic(out, filled.to_csv(index=False))
+
+
+def confusion_step(sheet, judgements, source: str, csv_out, html_out) -> None:
+    own = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+    write_confusion(confusion(read_judgements(judgements, own)), source, csv_out, html_out)

@@ -1,12 +1,17 @@
 """AND / OR / NOT questions with their positive and negative passages (paper section 4.3).
 
-- AND: the disjunctive question plus constraints, so that only one randomly chosen candidate
-  answers it. Positive: that passage; negatives: the other candidates. The recorded expression
-  is (disjunctive AND the positive's simple question), the constraint's source.
+- AND: only one randomly chosen candidate answers it. Positive: that passage; negatives: the
+  other candidates. The recorded expression is (disjunctive AND the positive's simple question).
+  Mode constrain (the paper): the LLM adds constraints to the disjunctive question. Mode quiz:
+  the LLM writes a question whose answer is the positive's subject without naming it (which
+  kind of thing, and a fact only it has).
 - OR: two randomly chosen simple questions joined with OR and paraphrased. Positives: their two
-  passages; negatives: the other candidates.
-- NOT: the disjunctive question NOT one randomly chosen simple question, paraphrased. Negative:
-  that question's passage; positives: the other candidates.
+  passages; negatives: the other candidates. The paraphrase must keep both operands' words.
+- NOT: the disjunctive question NOT one randomly chosen simple question. Negative: that
+  question's passage; positives: the other candidates. Mode llm (the paper): the LLM
+  paraphrases the expression. Mode template (with kinds-mode disjunctive questions): a not_kind
+  form, "What are some <kind> other than <subject>?", over the passages of the group's shared
+  kind only (the others are not labelled).
 
 Artifact questions/{and,or,not}.parquet: qid, type, group, cluster, QUESTION_COLUMNS, operator,
 operand_qids (list<string>), operand_texts (list<string>), positives, negatives (list<string>
@@ -35,7 +40,7 @@ from boolbench.generation import (
 )
 from boolbench.llm import LLMClient
 from boolbench.prompts import Prompt
-from boolbench.validation import as_clause, strip_question_mark
+from boolbench.validation import as_clause, check_question, content_words, strip_question_mark
 
 OPERATORS = ("AND", "OR", "NOT")
 _LIST = pa.list_(pa.string())
@@ -59,7 +64,9 @@ class Plan:
     negatives: list[str]
     operand_qids: list[str]
     operand_texts: list[str | None]
-    item: Item | None  # None: an operand was dropped, nothing to write
+    item: Item | None = None  # what to ask the LLM; None: nothing to ask
+    rendered: str | None = None  # a question made without the LLM (a template mode)
+    reason: str | None = None  # why neither is there (default: an operand was dropped)
 
 
 def _rng(seed: int, group: int, operator: str) -> np.random.Generator:
@@ -70,6 +77,23 @@ def _ok(row) -> bool:
     return row is not None and row["status"] != "dropped"
 
 
+def keeps_operands(operands: tuple[str, ...], joiner: str, share: float = 0.5):
+    """A check that a merged question still says both operands (at least `share` of each
+    one's content words) and joins them with `joiner` ("or")."""
+
+    def check(question: str) -> str | None:
+        if f" {joiner} " not in f" {question.lower()} ":
+            return f"no_{joiner}"
+        have = set(content_words(question))
+        for operand in operands:
+            wanted = set(content_words(operand))
+            if wanted and len(wanted & have) < share * len(wanted):
+                return "drops_an_operand"
+        return None
+
+    return check
+
+
 def plan_group(
     operator: str,
     group: int,
@@ -77,23 +101,19 @@ def plan_group(
     simple: dict[int, dict],
     disjunctive: dict | None,
     settings: GenerationSettings,
+    mode: str | None = None,
+    forms: list[str] | None = None,
 ) -> Plan:
-    """Labels and prompt values of one group's question of type `operator`."""
+    """Labels and prompt values of one group's question of type `operator` (`mode`: how the
+    prompt set writes it; `forms`: the not_kind templates of NOT's template mode)."""
     cands = candidates.sort_values("slot")
     pids, texts = list(cands["pid"]), list(cands["text"])
     slots = list(cands["slot"])
     rng = _rng(settings.seed, group, operator)
     plan = Plan(
-        f"{operator.lower()}-{group:05d}",
-        operator,
-        group,
-        int(cands["cluster"].iloc[0]),
-        [],
-        [],
-        [],
-        [],
-        None,
-    )
+        f"{operator.lower()}-{group:05d}", operator, group, int(cands["cluster"].iloc[0]),
+        [], [], [], [],
+    )  # fmt: skip
     short = [shorten(t, settings.max_passage_words) for t in texts]
     valid = [s for s in slots if _ok(simple.get(s))]
 
@@ -108,22 +128,30 @@ def plan_group(
             disjunctive["question"] if _ok(disjunctive) else None,
             constraint["question"] if _ok(constraint) else None,
         ]
-        if not _ok(disjunctive):
+        subject = constraint.get("subject") if constraint is not None else None
+        if mode == "quiz" and not (isinstance(subject, str) and subject):
+            return plan
+        if mode != "quiz" and not _ok(disjunctive):
             return plan
         values = {
-            "question": disjunctive["question"],
+            "question": disjunctive["question"] if _ok(disjunctive) else "",
             "positive": short[i],
             "positive_paragraphs": f"[positive] {short[i]}",
             "negative_paragraphs": "\n\n".join(
                 f"[negative] {t}" for j, t in enumerate(short) if j != i
             ),
+            "subject": subject or "",
         }
         fallback = None
-        if _ok(constraint):
+        if _ok(constraint) and _ok(disjunctive):
             fallback = {
                 "question": strip_question_mark(disjunctive["question"]),
                 "constraint": as_clause(constraint["question"]),
             }
+        operands = tuple(t for t in plan.operand_texts if t)
+        forbidden = (subject,) if mode == "quiz" else ()
+        plan.item = Item(plan.qid, values, tuple(texts), fallback, operands, forbidden)
+        return plan
     elif operator == "OR":
         if len(valid) < 2:
             plan.operand_qids = [simple_qid(group, s) for s in slots[:2]]
@@ -138,6 +166,13 @@ def plan_group(
         plan.operand_texts = [qa, qb]
         values = {"expression": f'"{qa}" OR "{qb}"', "first": qa, "second": qb}
         fallback = {"first": strip_question_mark(qa), "second": as_clause(qb)}
+        plan.item = Item(
+            plan.qid, values, tuple(texts), fallback, (qa, qb),
+            extra_checks=(keeps_operands((qa, qb), "or"),),
+        )  # fmt: skip
+        return plan
+    elif operator == "NOT" and mode == "template":
+        return _plan_kind_not(plan, rng, cands, simple, disjunctive, forms or [], settings)
     elif operator == "NOT":
         if not _ok(disjunctive) or not valid:
             plan.operand_qids = [disjunctive_qid(group)]
@@ -159,6 +194,31 @@ def plan_group(
     return plan
 
 
+def _plan_kind_not(plan, rng, cands, simple, disjunctive, forms, settings) -> Plan:
+    """NOT in template mode: exclude one passage of the group's shared kind by its subject."""
+    plan.operand_qids = [disjunctive_qid(plan.group)]
+    plan.operand_texts = [disjunctive["question"] if _ok(disjunctive) else None]
+    members = list(disjunctive["members"]) if _ok(disjunctive) else []
+    members = [s for s in members if isinstance((simple.get(s) or {}).get("subject"), str)]
+    if len(members) < 2 or not forms:
+        plan.reason = "no_shared_kind"
+        return plan
+    excluded = int(rng.choice(members))
+    form = forms[int(rng.integers(len(forms)))]
+    by_slot = dict(zip(cands["slot"], cands["pid"], strict=True))
+    plan.negatives = [by_slot[excluded]]
+    plan.positives = [by_slot[s] for s in sorted(members) if s != excluded]
+    plan.operand_qids.append(simple_qid(plan.group, excluded))
+    plan.operand_texts.append(simple[excluded]["question"] if _ok(simple[excluded]) else None)
+    values = {"kind": disjunctive["kind"], "excluded": simple[excluded]["subject"]}
+    plan.rendered = form.format(**values)
+    question, invalid = check_question(plan.rendered, list(cands["text"]), settings.max_words)
+    plan.rendered, plan.reason = (
+        (question, None) if invalid is None else (None, f"template {invalid}")
+    )
+    return plan
+
+
 def compose(
     operator: str,
     candidates: pd.DataFrame,
@@ -169,8 +229,9 @@ def compose(
     settings: GenerationSettings,
     template: str | None,
     model: str,
+    forms: list[str] | None = None,
 ) -> pd.DataFrame:
-    """The `operator` question of every group, with labels."""
+    """The `operator` question of every group, with labels (`forms`: NOT's template mode)."""
     simple_by_group: dict[int, dict[int, dict]] = {}
     for row in simple.to_dict("records"):
         simple_by_group.setdefault(row["group"], {})[row["slot"]] = row
@@ -183,6 +244,8 @@ def compose(
             simple_by_group.get(group, {}),
             disj_by_group.get(group),
             settings,
+            prompt.mode,
+            forms,
         )
         for group, cands in candidates.groupby("group", sort=True)
     ]
@@ -191,14 +254,19 @@ def compose(
     log_outcomes(operator, outcomes)
     rows = []
     for plan in plans:
-        if plan.item is None:
+        if plan.item is not None:
+            columns = outcome_columns(outcomes[plan.qid], prompt, model)
+        elif plan.rendered is not None:
             columns = {
-                "question": None, "source": None, "status": "dropped",
-                "reason": "operand_dropped", "attempts": 0, "prompt_hash": prompt.hash,
-                "model": model,
+                "question": plan.rendered, "source": "template", "status": "ok", "reason": None,
+                "attempts": 0, "prompt_hash": prompt.hash, "model": model,
             }  # fmt: skip
         else:
-            columns = outcome_columns(outcomes[plan.qid], prompt, model)
+            columns = {
+                "question": None, "source": None, "status": "dropped",
+                "reason": plan.reason or "operand_dropped", "attempts": 0,
+                "prompt_hash": prompt.hash, "model": model,
+            }  # fmt: skip
         rows.append(
             {
                 "qid": plan.qid,

@@ -84,6 +84,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     _check_baselines(config, source)
     if config["llm"]["backend"] == "openai" and not config["llm"]["model"]:
         raise ConfigError(f"{source}: llm.model: backend 'openai' needs the model name to ask for")
+    _check_llm_steps(config, source)
     return config
 
 
@@ -243,6 +244,39 @@ def check_corpus_sizes(config: dict[str, Any], source: str = "config") -> None:
             f"{where}.n_clusters: {n_clusters} clusters cannot be formed from the corpus's at "
             f"most {passages} passages ({why})"
         )
+
+
+def _check_llm_steps(config: dict, source: str) -> None:
+    """`llm.steps.<step>` holds keys of `llm` only, and `llm` with them applied is valid."""
+    known = schema()["$defs"]["llm"]["properties"]
+    base = {k: v for k, v in config["llm"].items() if k != "steps"}
+    overrides = dict(config["llm"]["steps"])
+    if config["audit"]["judge"] is not None:
+        overrides["audit"] = config["audit"]["judge"]
+    for step, override in overrides.items():
+        for key in override:
+            where = "audit.judge" if step == "audit" else f"llm.steps.{step}"
+            if key not in known or key in ("shards", "steps"):
+                raise ConfigError(
+                    f"{source}: {where}.{key}: not a key of the llm section "
+                    f"(one of {', '.join(k for k in known if k not in ('shards', 'steps'))})"
+                )
+        step_llm = base | override
+        where = "audit.judge" if step == "audit" else f"llm.steps.{step}"
+        _validate(step_llm, schema()["$defs"]["llm"], where, source)
+        if step_llm["backend"] == "openai" and not step_llm["model"]:
+            raise ConfigError(
+                f"{source}: {where}: backend 'openai' needs the model name to ask for"
+            )
+
+
+def step_llm(config: dict, step: str) -> dict:
+    """The `llm` settings of one LLM step: the section with the step's overrides, without the
+    keys that must not reach its jobs (`shards` only names their files)."""
+    base = {k: v for k, v in config["llm"].items() if k not in ("shards", "steps")}
+    if step == "audit":
+        return base | (config["audit"]["judge"] or {})
+    return base | config["llm"]["steps"].get(step, {})
 
 
 def load_config_file(path: str) -> dict[str, Any]:

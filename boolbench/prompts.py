@@ -15,13 +15,20 @@ PROMPTS_FILE = Path(__file__).resolve().parents[1] / "resources" / "prompts.yaml
 # Each prompt name -> the placeholders it may use.
 FIELDS = {
     "questioner_system": set(),
+    "namer_system": set(),
+    "disjunctive_system": set(),
     "answerer_system": set(),
+    "judge_system": set(),
     "simple": {"paragraph", "title"},
-    "disjunctive": {"paragraphs"},
-    "and": {"question", "positive", "positive_paragraphs", "negative_paragraphs"},
+    "subject": {"paragraph"},
+    "disjunctive": {"paragraphs", "items"},
+    "and": {"question", "positive", "positive_paragraphs", "negative_paragraphs", "subject"},
     "or": {"expression", "first", "second"},
     "not": {"expression", "question", "excluded"},
     "answerer": {"question", "paragraphs"},
+    "judge": {"question", "paragraph"},
+    "audit_system": set(),
+    "audit_operator": {"question", "rubric"},
     "decompose": {"question"},
 }
 TEMPLATE_FIELDS = {
@@ -30,10 +37,27 @@ TEMPLATE_FIELDS = {
     "and": {"question", "constraint"},
     "or": {"first", "second"},
     "not": {"question", "excluded"},
+    "disjunctive_kind": {"kind"},
+    "not_kind": {"kind", "excluded"},
+}
+# How a prompt set writes each step (`modes:` of the set; these are the defaults, the paper's):
+# disjunctive: question (the LLM writes it) | kinds (the LLM names each passage's kind; the
+#   question is the disjunctive_kind template of the kind most passages share);
+# and: constrain (the LLM adds constraints to the disjunctive question) | quiz (the LLM writes a
+#   question whose answer is the positive passage's subject, without naming it);
+# not: llm (the LLM paraphrases the expression) | template (a not_kind form, no LLM call).
+MODES = {
+    "disjunctive": ("question", "kinds"),
+    "and": ("constrain", "quiz"),
+    "not": ("llm", "template"),
 }
 # Which system message goes with which prompt.
 SYSTEM_OF = {name: "questioner_system" for name in ("simple", "disjunctive", "and", "or", "not")}
+SYSTEM_OF["subject"] = "namer_system"
+SYSTEM_OF["disjunctive"] = "disjunctive_system"
 SYSTEM_OF["answerer"] = "answerer_system"
+SYSTEM_OF["judge"] = "judge_system"
+SYSTEM_OF["audit_operator"] = "audit_system"
 SYSTEM_OF["decompose"] = "questioner_system"
 
 
@@ -86,34 +110,47 @@ def resolve_prompts(
             f"(sets: {', '.join(data['sets'])})"
         )
     prompts = {key: data["sets"][name][key] for key in FIELDS}
+    modes = data["sets"][name].get("modes", {})
+    for step, mode in modes.items():
+        if step not in MODES or mode not in MODES[step]:
+            raise ConfigError(
+                f"{path}: prompt set {name!r}: modes.{step}: {mode!r} is not one of "
+                f"{MODES.get(step, ())}"
+            )
+    prompts["modes"] = {step: modes.get(step, choices[0]) for step, choices in MODES.items()}
     for key, text in (overrides or {}).items():
         if key not in FIELDS:
             raise ConfigError(
                 f"generation.prompts.{key}: no such prompt (prompts: {', '.join(FIELDS)})"
             )
         prompts[key] = text
-    for key, text in prompts.items():
-        _check_fields(key, text, FIELDS[key], f"prompt {key!r} of set {name!r}")
+    for key in FIELDS:
+        _check_fields(key, prompts[key], FIELDS[key], f"prompt {key!r} of set {name!r}")
     return prompts
 
 
-def resolve_templates(path: str | Path = PROMPTS_FILE) -> dict[str, str]:
+def resolve_templates(path: str | Path = PROMPTS_FILE) -> dict[str, str | list[str]]:
+    """The templates (fallbacks, and the forms of kinds mode; not_kind is a list of forms)."""
     templates = load_prompt_file(path)["templates"]
     for key, allowed in TEMPLATE_FIELDS.items():
-        _check_fields(key, templates[key], allowed, f"{path}: template {key!r}")
+        forms = templates[key] if isinstance(templates[key], list) else [templates[key]]
+        for form in forms:
+            _check_fields(key, form, allowed, f"{path}: template {key!r}")
     return templates
 
 
 @dataclass(frozen=True)
 class Prompt:
-    """One step's prompt: its system message and user template."""
+    """One step's prompt: its system message, user template and (for the steps of MODES) how
+    the step is written."""
 
     system: str
     template: str
+    mode: str | None = None
 
     @property
     def hash(self) -> str:
-        text = f"{self.system}\x00{self.template}"
+        text = f"{self.system}\x00{self.template}" + (f"\x00{self.mode}" if self.mode else "")
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def messages(self, **values: str) -> list[dict]:
@@ -123,6 +160,10 @@ class Prompt:
         ]
 
 
-def step_prompt(prompts: dict[str, str], step: str) -> Prompt:
-    """The Prompt of one step (simple, disjunctive, and, or, not, answerer)."""
-    return Prompt(system=prompts[SYSTEM_OF[step]], template=prompts[step])
+def step_prompt(prompts: dict, step: str) -> Prompt:
+    """The Prompt of one step (simple, subject, disjunctive, and, or, not, answerer, judge, ...)."""
+    return Prompt(
+        system=prompts[SYSTEM_OF[step]],
+        template=prompts[step],
+        mode=prompts["modes"].get(step),
+    )

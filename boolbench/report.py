@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import yaml
@@ -110,7 +111,7 @@ def shorten(text: str, words: int) -> str:
 def write_examples(
     all_questions_path: PathLike,
     corpus_path: PathLike,
-    answer_paths: list[PathLike],
+    answers_path: PathLike,
     per_type: int,
     passage_words: int,
     seed: int,
@@ -123,10 +124,12 @@ def write_examples(
     corpus = pq.read_table(
         corpus_path, columns=["pid", "title", "text"], filters=[("pid", "in", pids)]
     ).to_pandas().set_index("pid")  # fmt: skip
-    answers = pd.concat([pd.read_parquet(p) for p in answer_paths], ignore_index=True)
+    answers = pd.read_parquet(answers_path)
     said = {
-        (qid, pid): (answer, answered)
-        for qid, pid, answer, answered in answers[["qid", "pid", "answer", "answered"]].values
+        (qid, pid): (answer, answered, scope)
+        for qid, pid, answer, answered, scope in answers[
+            ["qid", "pid", "answer", "answered", "scope"]
+        ].values
     }
 
     def passages(qid: str, pids) -> str:
@@ -136,7 +139,7 @@ def write_examples(
             text = shorten(str(corpus["text"].get(pid, "(not in the corpus)")), passage_words)
             items.append(
                 f"<li><b>{escape(str(title))}</b>: <span class=passage>{escape(text)}</span>"
-                f"{_answer_note(*said.get((qid, pid), (None, None)), passage_words)}</li>"
+                f"{_answer_note(*said.get((qid, pid), (None, None, None)), passage_words)}</li>"
             )
         return f"<ul>{''.join(items)}</ul>" if items else "-"
 
@@ -155,7 +158,8 @@ def write_examples(
         f"Up to {per_type} kept and {per_type} rejected questions per type, drawn at random "
         f"(seed {seed}); passages cut to {passage_words} words. A question is kept when the "
         "answerer answers it from every positive passage (and, in strict mode, refuses every "
-        "negative one)."
+        "negative one); it reads the question itself, or its operands (the simple "
+        "questions of its Boolean expression: filter.scope)."
     ]
     htmlpage.write_page(html_out, "Example questions", htmlpage.notes(notes) + "\n".join(sections))
 
@@ -173,12 +177,15 @@ def _question_cell(q) -> str:
     )
 
 
-def _answer_note(answer, answered, words: int) -> str:
+def _answer_note(answer, answered, scope, words: int) -> str:
     """What the answerer said for one passage ('' when it was not asked)."""
-    if answer is None and answered is None:
+    if scope is None:  # not asked
         return ""
     if answered is None or pd.isna(answered):
         return "<br><i>answerer: the call failed</i>"
+    if scope == "expression":
+        verdict = "answers" if answered else "does not answer"
+        return f"<br><i>answerer, reading the operands: {verdict}</i>"
     label = "answerer said:" if answered else "answerer refused:"
     return f"<br><i>{label}</i> {escape(shorten(str(answer), words))}"
 
@@ -207,3 +214,109 @@ def write_config(config: dict, yaml_out: PathLike, html_out: PathLike) -> None:
         "environment variables that hold them)."
     ]
     htmlpage.write_page(html_out, "Config", htmlpage.notes(notes) + f"<pre>{escape(text)}</pre>")
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-question rankings
+
+
+def ranking_rows(questions: pd.DataFrame, runs: dict[str, pd.DataFrame], top: int) -> pd.DataFrame:
+    """Per question: for each model, the rank of its best positive and of its best negative in
+    the run (NaN when not retrieved), and whether a negative ranks above every positive."""
+    rows = []
+    for q in questions.itertuples():
+        positives, negatives = set(q.positives), set(q.negatives)
+        row = {"qid": q.qid, "inversions": 0}
+        for run in runs.values():
+            ranked = run.get(q.qid)
+            ranks = (
+                dict(zip(ranked["pid"], ranked["rank"], strict=True)) if ranked is not None else {}
+            )
+            best_pos = min((ranks[p] for p in positives if p in ranks), default=np.inf)
+            best_neg = min((ranks[p] for p in negatives if p in ranks), default=np.inf)
+            row["inversions"] += int(best_neg < best_pos and best_neg <= top)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["qid", "inversions"])
+
+
+def write_rankings(
+    questions_path: PathLike,
+    corpus_path: PathLike,
+    run_paths: dict[str, PathLike],
+    top: int,
+    max_questions: int,
+    html_out: PathLike,
+) -> None:
+    """report/rankings.html: each question with every model's top `top`, positives and
+    negatives marked; NOT questions whose excluded passage outranks every positive come first."""
+    questions = pd.read_parquet(questions_path)
+    runs = {}
+    for model, path in run_paths.items():
+        run = pd.read_parquet(path)
+        run = run[run["rank"] <= top]
+        runs[model] = {qid: part.sort_values("rank") for qid, part in run.groupby("qid")}
+    order = ranking_rows(questions, runs, top)
+    questions = questions.merge(order, on="qid")
+    questions["_not_first"] = (questions["type"] != "NOT") | (questions["inversions"] == 0)
+    questions = questions.sort_values(
+        ["_not_first", "inversions", "type", "qid"], ascending=[True, False, True, True],
+        key=lambda c: c.map(TYPES.index) if c.name == "type" else c,
+    )  # fmt: skip
+    shown = questions.head(max_questions)
+    pids = sorted({p for parts in runs.values() for part in parts.values() for p in part["pid"]})
+    corpus = pq.read_table(
+        corpus_path, columns=["pid", "title", "text"], filters=[("pid", "in", pids)]
+    ).to_pandas().set_index("pid")  # fmt: skip
+
+    def cell(pid: str, positives: set, negatives: set) -> str:
+        title = corpus["title"].get(pid) if pid in corpus.index else None
+        text = str(corpus["text"].get(pid, ""))
+        name = escape(str(title) if isinstance(title, str) and title else shorten(text, 6))
+        mark, css = (
+            ("+", "kept")
+            if pid in positives
+            else ("-", "rejected")
+            if pid in negatives
+            else ("", "")
+        )
+        label = f'<span class="{css}"><b>{mark} {name}</b></span>' if mark else name
+        return f'<span title="{escape(shorten(text, 60))}">{label}</span>'
+
+    sections = []
+    for q in shown.itertuples():
+        positives, negatives = set(q.positives), set(q.negatives)
+        body = []
+        for rank in range(1, top + 1):
+            cells = [str(rank)]
+            for model in runs:
+                part = runs[model].get(q.qid)
+                hit = part[part["rank"] == rank] if part is not None else part
+                cells.append(
+                    cell(hit["pid"].iloc[0], positives, negatives)
+                    if hit is not None and len(hit)
+                    else ""
+                )
+            body.append(cells)
+        flag = (
+            f' &middot; <span class="rejected">a negative above every positive for '
+            f"{q.inversions} of {len(runs)} models</span>"
+            if q.inversions
+            else ""
+        )
+        sections.append(
+            f"<h4>{escape(q.qid)} &middot; {escape(q.type)}{flag}</h4><p><b>"
+            f"{escape(q.question)}</b></p>"
+            + htmlpage.table(["rank", *runs], body, text_columns=tuple(range(1, len(runs) + 1)))
+        )
+    is_not = questions["type"] == "NOT"
+    not_inverted = int((is_not & (questions["inversions"] > 0)).sum())
+    notes = [
+        f"Each model's top {top} for {len(shown)} of {len(questions)} questions; '+' marks a "
+        "positive passage, '-' a negative one (hover for the passage). NOT questions whose "
+        "excluded (negative) passage ranks above every positive come first: "
+        f"{not_inverted} of {int(is_not.sum())} NOT questions for at "
+        "least one model.",
+    ]
+    htmlpage.write_page(
+        html_out, "Rankings per question", htmlpage.notes(notes) + "\n".join(sections)
+    )

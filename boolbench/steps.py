@@ -49,12 +49,22 @@ def atomic_step(
     template: str | None,
     settings: generation.GenerationSettings,
     shard: Shard = WHOLE,
+    subject_prompt: dict | None = None,
+    kind_template: str | None = None,
 ) -> None:
-    """Simple or disjunctive questions of the candidates of one shard of the groups."""
-    write, schema = generation.ATOMIC[kind]
+    """Simple (with subjects) or disjunctive questions of the candidates of one shard of the
+    groups."""
     cands = in_shard(pd.read_parquet(candidates), shard)
-    table = write(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
-    _write(table, schema, out)
+    if kind == "simple":
+        subject = Prompt(**subject_prompt) if subject_prompt else None
+        table = generation.simple_questions(
+            cands, llm, Prompt(**prompt), settings, template, llm.model_name, subject
+        )
+    else:
+        table = generation.disjunctive_questions(
+            cands, llm, Prompt(**prompt), settings, template, llm.model_name, kind_template
+        )
+    _write(table, generation.ATOMIC_SCHEMAS[kind], out)
 
 
 def compose_step(
@@ -68,8 +78,10 @@ def compose_step(
     template: str | None,
     settings: generation.GenerationSettings,
     shard: Shard = WHOLE,
+    forms: list[str] | None = None,
 ) -> None:
-    """AND/OR/NOT questions of one shard of the groups (operands from every group's file)."""
+    """AND/OR/NOT questions of one shard of the groups (operands from every group's file;
+    `forms`: the not_kind templates of NOT's template mode)."""
     empty_simple = pd.DataFrame(columns=generation.SIMPLE_SCHEMA.names)
     empty_disj = pd.DataFrame(columns=generation.DISJUNCTIVE_SCHEMA.names)
     table = compose.compose(
@@ -82,41 +94,41 @@ def compose_step(
         settings,
         template,
         llm.model_name,
+        forms,
     )
     _write(table, compose.COMPOSED_SCHEMA, out)
 
 
 def filter_step(
-    questions: PathLike,
+    questions: list[PathLike],
+    simple: PathLike,
+    disjunctive: PathLike,
     candidates: PathLike,
-    out: PathLike,
+    answers_out: PathLike,
+    check_out: PathLike,
     llm: LLMClient,
     prompt: dict,
-    seed: int,
-    answer_max_tokens: int,
-    max_passage_words: int,
-    temperature: float,
+    settings: filtering.AnswererSettings,
     shard: Shard = WHOLE,
 ) -> None:
-    """The answerer's answers for the questions of one shard of the groups."""
-    cands = pd.read_parquet(candidates)
-    answers = filtering.answer_pairs(
-        in_shard(pd.read_parquet(questions), shard),
-        dict(zip(cands["pid"], cands["text"], strict=True)),
+    """The answerer's reading of the composed questions of one shard of the groups, and its
+    check on their simple questions (one job, so a passage's prompt is cached for both)."""
+    answers, check = filtering.filter_and_check(
+        pd.concat([in_shard(pd.read_parquet(p), shard) for p in questions]),
+        in_shard(pd.read_parquet(simple), shard),
+        in_shard(pd.read_parquet(disjunctive), shard),
+        pd.read_parquet(candidates),
         llm,
         Prompt(**prompt),
-        seed=seed,
-        max_tokens=answer_max_tokens,
-        max_passage_words=max_passage_words,
-        model=llm.model_name,
-        temperature=temperature,
+        settings,
     )
-    _write(answers, filtering.ANSWERS_SCHEMA, out)
+    _write(answers, filtering.ANSWERS_SCHEMA, answers_out)
+    _write(check, filtering.CHECK_SCHEMA, check_out)
 
 
 def assemble_step(
     questions: list[PathLike],
-    answers: list[PathLike],
+    answers: PathLike,
     all_out: PathLike,
     kept_out: PathLike,
     mode: str,
@@ -124,7 +136,7 @@ def assemble_step(
     seed: int,
 ) -> None:
     composed = pd.concat([pd.read_parquet(p) for p in questions], ignore_index=True)
-    pairs = pd.concat([pd.read_parquet(p) for p in answers], ignore_index=True)
+    pairs = pd.read_parquet(answers)
     all_questions, kept = dataset.assemble(composed, pairs, mode, train_fraction, seed)
     dataset.write_dataset(all_questions, kept, all_out, kept_out)
 
@@ -132,15 +144,19 @@ def assemble_step(
 def statistics_step(
     all_questions: PathLike,
     steps: dict[str, PathLike],
+    check: PathLike,
     csv_out: PathLike,
     md_out: PathLike,
     html_out: PathLike,
     report_out: PathLike,
 ) -> None:
+    """Table 1 with the answerer check under it, and generation_report.json."""
     table = pd.read_parquet(all_questions)
-    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out)
+    rates = filtering.check_rates(pd.read_parquet(check))
+    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out, rates)
     report = dataset.generation_report({k: pd.read_parquet(v) for k, v in steps.items()}, table)
-    Path(report_out).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    report["answerer_check"] = rates
+    write_text_atomic(report_out, json.dumps(report, indent=2, sort_keys=True) + "\n")
 
 
 def beir_step(kept: PathLike, corpus: PathLike, out: dict[str, str]) -> None:

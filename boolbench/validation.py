@@ -130,3 +130,76 @@ def as_clause(question: str) -> str:
     if first.lower() in _LOWER_FIRST:
         return first.lower() + (" " + rest if rest else "")
     return text
+
+
+def mentions(question: str, name: str | None) -> bool:
+    """True if `question` contains `name` as whole words (case and punctuation ignored; a
+    parenthetical qualifier such as "Grand Canal (China)" is not needed)."""
+    if not name:
+        return False
+    wanted = words(re.sub(r"\([^)]*\)", " ", name)) or words(name)
+    have = words(question)
+    n = len(wanted)
+    return n > 0 and any(have[i : i + n] == wanted for i in range(len(have) - n + 1))
+
+
+# Words that say nothing about what a question asks for.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "some",
+        "that",
+        "the",
+        "their",
+        "them",
+        "these",
+        "this",
+        "those",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "about",
+        "any",
+        "key",
+        "main",
+        "most",
+        "known",
+    ]
+)
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a question that carry its content (no stopwords, at least 3 letters)."""
+    return [w for w in words(text) if len(w) >= 3 and w not in STOPWORDS]

@@ -23,7 +23,7 @@ rule decompose_questions:
     resources:
         llm_slots=1,
     params:
-        llm=LLM_PARAMS,
+        llm=llm_params("decompose"),
         seed=config["seed"],
         prompt=prompt_params("decompose"),
         split=BASELINES["split"],

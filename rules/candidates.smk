@@ -6,6 +6,7 @@ rule sample_candidates:
         "results/{corpus}/candidates.parquet",
     log:
         "logs/{corpus}/sample_candidates.log",
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/corpus.yaml"
     params:

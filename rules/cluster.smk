@@ -10,6 +10,7 @@ rule reduce:
         "logs/{corpus}/reduce.log",
     benchmark:
         "benchmarks/{corpus}/reduce.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/cluster.yaml"
     params:
@@ -31,6 +32,7 @@ rule cluster:
         "logs/{corpus}/cluster.log",
     benchmark:
         "benchmarks/{corpus}/cluster.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/cluster.yaml"
     params:
@@ -68,6 +70,7 @@ rule group_by_document:
         report="results/{corpus}/document_groups_report.json",
     log:
         "logs/{corpus}/group_by_document.log",
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/corpus.yaml"
     params:

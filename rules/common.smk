@@ -12,7 +12,7 @@ from snakemake.exceptions import WorkflowError
 
 from boolbench.artifacts import export_rules
 from boolbench.contrastive import contrastive_label
-from boolbench.config import check_corpus_sizes, validate_config
+from boolbench.config import check_corpus_sizes, step_llm, validate_config
 from boolbench.corpus import SourceSpec
 from boolbench.errors import BoolbenchError
 from boolbench.figures import FIGURES
@@ -80,9 +80,21 @@ GENERATION_PARAMS = {
     k: v for k, v in config["generation"].items() if k not in ("prompts", "prompt_set")
 }
 
-# The LLM settings jobs see: without `shards`, which only names the jobs' files (changing it
-# must not rerun them under new params).
-LLM_PARAMS = {k: v for k, v in config["llm"].items() if k != "shards"}
+# The question-generation chain (encoding for clustering, clustering, candidates, the LLM
+# stages) runs before the model encodings when both could: everything that generates waits on
+# it, while the encodings only have to be done by the time the questions are.
+GENERATION_PRIORITY = 10
+
+
+def llm_params(step):
+    """The LLM settings a step's jobs see: `llm` with the step's `llm.steps` overrides, without
+    `shards` (it only names the jobs' files: changing it must not rerun them)."""
+    return step_llm(config, step)
+
+
+FILTER_PARAMS = {k: v for k, v in config["filter"].items() if k != "mode"}
+# The answerer's prompt: the yes/no judge, or the paper's free answer.
+ANSWERER_STEP = "judge" if config["filter"]["method"] == "judge" else "answerer"
 
 
 def llm_shards(wildcards, step, ext):
@@ -102,11 +114,20 @@ def gather_stage(input, rows_out, accounting_out, log):
         print(f"{rows} rows from {len(input.shards)} shards", file=out)
 
 
-# An API key reaches cluster jobs through Snakemake's envvars (never through config).
-if config["llm"]["backend"] == "openai" and config["llm"]["api_key_env"]:
+# API keys reach cluster jobs through Snakemake's envvars (never through config).
+API_KEY_ENVS = sorted(
+    {
+        settings["api_key_env"]
+        for settings in [
+            llm_params(step) for step in ["simple", *config["llm"]["steps"], "audit"]
+        ]
+        if settings["backend"] == "openai" and settings["api_key_env"]
+    }
+)
+if API_KEY_ENVS:
 
     envvars:
-        config["llm"]["api_key_env"],
+        *API_KEY_ENVS,
 
 
 # The retriever registry, by kind: each kind's rules only match its own model names.
@@ -256,9 +277,10 @@ def groups_file(wildcards):
 
 
 def prompt_params(step):
-    """The system message and template of one step, as a job parameter."""
+    """The system message, template and mode of one step, as a job parameter."""
     prompt = step_prompt(PROMPTS, step)
-    return {"system": prompt.system, "template": prompt.template}
+    params = {"system": prompt.system, "template": prompt.template}
+    return params | ({"mode": prompt.mode} if prompt.mode else {})
 
 
 def template_for(step):
@@ -505,10 +527,43 @@ def llm_accounting_inputs(wildcards):
     steps = []
     if not is_imported(wildcards):
         steps = ["simple", "disjunctive"]
-        steps += [f"compose_{op}" for op in OPERATORS] + [
-            f"filter_{op}" for op in OPERATORS
-        ]
+        steps += [f"compose_{op}" for op in OPERATORS] + ["filter"]
     return {step: f"{base}/{step}.json" for step in [*steps, "decompose"]}
+
+
+def audit_judgements(wildcards):
+    """The audit's sheet and its judgements: a filled sheet named in audit.judgements, or
+    the LLM judge's (audit.judge)."""
+    base = f"results/{wildcards.corpus}/audit"
+    judged = config["audit"]["judgements"]
+    if judged is None:
+        judged = f"{base}/llm_judgements.csv"
+    elif os.path.isabs(judged):
+        judged = local(judged)
+    return {"sheet": f"{base}/sheet.csv", "judgements": judged}
+
+
+def audit_source():
+    """Who judged the audit sheet, in words (for the confusion page)."""
+    if config["audit"]["judgements"] is not None:
+        return f"the filled sheet {config['audit']['judgements']}"
+    judge = llm_params("audit")
+    name = (
+        judge["model"]
+        if judge["backend"] == "openai"
+        else f"local:{judge['local_model']}"
+    )
+    return f"the LLM {name} (audit.judge)"
+
+
+def audit_outputs(corpus):
+    """The audit sheet of every run, and its confusion matrix when someone judges it."""
+    base = f"results/{corpus}/audit"
+    judged = (
+        config["audit"]["judgements"] is not None
+        or config["audit"]["judge"] is not None
+    )
+    return [f"{base}/sheet.csv", *([f"{base}/confusion.csv"] if judged else [])]
 
 
 def report_inputs(corpus):
@@ -518,6 +573,8 @@ def report_inputs(corpus):
     examples = [] if corpus in IMPORTED else [f"{base}/report/examples.html"]
     return [
         *figures_of(corpus),
+        *audit_outputs(corpus),
+        f"{base}/report/rankings.html",
         f"{base}/tables/significance.html",
         f"{base}/tables/llm_accounting.html",
         *examples,

@@ -8,6 +8,7 @@ rule extract_pdf:
         "logs/{corpus}/extract_pdf.log",
     benchmark:
         "benchmarks/{corpus}/extract_pdf.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/corpus.yaml"
     params:
@@ -45,6 +46,7 @@ rule ingest:
         "logs/{corpus}/ingest.log",
     benchmark:
         "benchmarks/{corpus}/ingest.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/corpus.yaml"
     params:

@@ -3,10 +3,7 @@ rule assemble_dataset:
         questions=expand(
             "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
         ),
-        answers=expand(
-            "results/{{corpus}}/questions/{operator}_answers.parquet",
-            operator=OPERATORS,
-        ),
+        answers="results/{corpus}/questions/answers.parquet",
     output:
         all="results/{corpus}/boolquestions_all.parquet",
         kept="results/{corpus}/boolquestions.parquet",
@@ -29,6 +26,7 @@ rule dataset_statistics:
         all="results/{corpus}/boolquestions_all.parquet",
         simple="results/{corpus}/questions/simple.parquet",
         disjunctive="results/{corpus}/questions/disjunctive.parquet",
+        check="results/{corpus}/questions/answerer_check.parquet",
     output:
         csv="results/{corpus}/tables/table1.csv",
         md="results/{corpus}/tables/table1.md",
@@ -125,3 +123,76 @@ rule export_released:
         "../envs/corpus.yaml"
     script:
         "../workflow_scripts/export_released.py"
+
+
+# The label audit (paper section 4.4): a blind sheet from every run; judged by people
+# (audit.judgements) or an LLM (audit.judge), the confusion matrix.
+rule audit_sheet:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+        corpus="results/{corpus}/corpus.parquet",
+    output:
+        csv="results/{corpus}/audit/sheet.csv",
+        html=report(
+            "results/{corpus}/audit/sheet.html",
+            caption="../report/audit_sheet.rst",
+            category="Dataset",
+            subcategory="{corpus}",
+            labels={"result": "Label audit sheet"},
+        ),
+    log:
+        "logs/{corpus}/audit_sheet.log",
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        questions=config["audit"]["questions"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/audit_sheet.py"
+
+
+rule audit_judge:
+    input:
+        sheet="results/{corpus}/audit/sheet.csv",
+    output:
+        judgements="results/{corpus}/audit/llm_judgements.csv",
+        accounting="results/{corpus}/llm_accounting/audit.json",
+    log:
+        "logs/{corpus}/audit_judge.log",
+    benchmark:
+        "benchmarks/{corpus}/audit_judge.tsv"
+    conda:
+        "../envs/llm.yaml"
+    resources:
+        llm_slots=1,
+    params:
+        llm=llm_params("audit"),
+        seed=config["seed"],
+        pair_prompt=prompt_params("judge"),
+        operator_prompt=prompt_params("audit_operator"),
+        answerer=FILTER_PARAMS,
+        max_passage_words=config["generation"]["max_passage_words"],
+    script:
+        "../workflow_scripts/audit_judge.py"
+
+
+rule audit_confusion:
+    input:
+        unpack(audit_judgements),
+    output:
+        csv="results/{corpus}/audit/confusion.csv",
+        html=report(
+            "results/{corpus}/audit/confusion.html",
+            caption="../report/audit_confusion.rst",
+            category="Dataset",
+            subcategory="{corpus}",
+            labels={"result": "Label audit"},
+        ),
+    log:
+        "logs/{corpus}/audit_confusion.log",
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        source=lambda wc: audit_source(),
+    script:
+        "../workflow_scripts/audit_confusion.py"

@@ -7,6 +7,7 @@ rule encode_shard:
         "logs/{corpus}/encode_shard-{shard}-of-{n_shards}.log",
     benchmark:
         "benchmarks/{corpus}/encode_shard-{shard}-of-{n_shards}.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/encode.yaml"
     params:
@@ -24,6 +25,7 @@ rule gather_embeddings:
         pids="results/{corpus}/embeddings.pids.parquet",
     log:
         "logs/{corpus}/gather_embeddings.log",
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/encode.yaml"
     params:

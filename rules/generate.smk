@@ -19,16 +19,25 @@ rule atomic_questions:
         "logs/{corpus}/{kind}_questions/shard-{shard}-of-{n_shards}.log",
     benchmark:
         "benchmarks/{corpus}/{kind}_questions/shard-{shard}-of-{n_shards}.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=LLM_PARAMS,
+        llm=lambda wc: llm_params(wc.kind),
         seed=config["seed"],
         prompt=lambda wc: prompt_params(wc.kind),
         template=lambda wc: template_for(wc.kind),
         generation=GENERATION_PARAMS,
+        # simple: how passages without a usable title get a subject; disjunctive (kinds mode):
+        # the question made of the shared kind
+        subject_prompt=lambda wc: (
+            prompt_params("subject") if wc.kind == "simple" else None
+        ),
+        kind_template=lambda wc: (
+            TEMPLATES["disjunctive_kind"] if wc.kind == "disjunctive" else None
+        ),
     script:
         "../workflow_scripts/atomic_questions.py"
 
@@ -47,45 +56,54 @@ rule compose_questions:
         "logs/{corpus}/compose_{operator}/shard-{shard}-of-{n_shards}.log",
     benchmark:
         "benchmarks/{corpus}/compose_{operator}/shard-{shard}-of-{n_shards}.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=LLM_PARAMS,
+        llm=lambda wc: llm_params(wc.operator),
         seed=config["seed"],
         prompt=lambda wc: prompt_params(wc.operator),
         template=lambda wc: template_for(wc.operator),
         generation=GENERATION_PARAMS,
+        forms=lambda wc: TEMPLATES["not_kind"] if wc.operator == "not" else None,
     script:
         "../workflow_scripts/compose_questions.py"
 
 
 rule filter_questions:
     input:
-        questions="results/{corpus}/questions/{operator}.parquet",
+        questions=expand(
+            "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
+        ),
+        simple="results/{corpus}/questions/simple.parquet",
+        disjunctive="results/{corpus}/questions/disjunctive.parquet",
         candidates="results/{corpus}/candidates.parquet",
     output:
         answers=temp(
-            "results/{corpus}/shards/filter_{operator}/shard-{shard}-of-{n_shards}.parquet"
+            "results/{corpus}/shards/filter/shard-{shard}-of-{n_shards}.parquet"
+        ),
+        check=temp(
+            "results/{corpus}/shards/answerer_check/shard-{shard}-of-{n_shards}.parquet"
         ),
         accounting=temp(
-            "results/{corpus}/shards/filter_{operator}/shard-{shard}-of-{n_shards}.json"
+            "results/{corpus}/shards/filter/shard-{shard}-of-{n_shards}.json"
         ),
     log:
-        "logs/{corpus}/filter_{operator}/shard-{shard}-of-{n_shards}.log",
+        "logs/{corpus}/filter/shard-{shard}-of-{n_shards}.log",
     benchmark:
-        "benchmarks/{corpus}/filter_{operator}/shard-{shard}-of-{n_shards}.tsv"
+        "benchmarks/{corpus}/filter/shard-{shard}-of-{n_shards}.tsv"
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/llm.yaml"
     resources:
         llm_slots=1,
     params:
-        llm=LLM_PARAMS,
+        llm=llm_params("filter"),
         seed=config["seed"],
-        prompt=lambda wc: prompt_params("answerer"),
-        answer_max_tokens=config["filter"]["answer_max_tokens"],
-        temperature=config["filter"]["temperature"],
+        prompt=prompt_params(ANSWERER_STEP),
+        answerer=FILTER_PARAMS,
         max_passage_words=config["generation"]["max_passage_words"],
     script:
         "../workflow_scripts/filter_questions.py"
@@ -125,13 +143,16 @@ rule gather_composed_questions:
 
 rule gather_answers:
     input:
-        shards=lambda wc: llm_shards(wc, f"filter_{wc.operator}", "parquet"),
-        accounting=lambda wc: llm_shards(wc, f"filter_{wc.operator}", "json"),
+        shards=lambda wc: llm_shards(wc, "filter", "parquet"),
+        checks=lambda wc: llm_shards(wc, "answerer_check", "parquet"),
+        accounting=lambda wc: llm_shards(wc, "filter", "json"),
     output:
-        answers="results/{corpus}/questions/{operator}_answers.parquet",
-        accounting="results/{corpus}/llm_accounting/filter_{operator}.json",
+        answers="results/{corpus}/questions/answers.parquet",
+        check="results/{corpus}/questions/answerer_check.parquet",
+        accounting="results/{corpus}/llm_accounting/filter.json",
     log:
-        "logs/{corpus}/gather_filter_{operator}.log",
+        "logs/{corpus}/gather_filter.log",
     localrule: True
     run:
         gather_stage(input, output.answers, output.accounting, log)
+        gather_shards(input.checks, output.check)

@@ -81,10 +81,7 @@ rule example_questions:
     input:
         all="results/{corpus}/boolquestions_all.parquet",
         corpus="results/{corpus}/corpus.parquet",
-        answers=expand(
-            "results/{{corpus}}/questions/{operator}_answers.parquet",
-            operator=OPERATORS,
-        ),
+        answers="results/{corpus}/questions/answers.parquet",
     output:
         report(
             "results/{corpus}/report/examples.html",
@@ -122,3 +119,30 @@ rule run_config:
         config=lambda wc: corpus_config(config, wc.corpus),
     script:
         "../workflow_scripts/run_config.py"
+
+
+rule rankings:
+    input:
+        questions="results/{corpus}/boolquestions.parquet",
+        corpus="results/{corpus}/corpus.parquet",
+        runs=lambda wc: [
+            f"results/{wc.corpus}/runs/{model}.parquet"
+            for model in corpus_models(wc.corpus)
+        ],
+    output:
+        report(
+            "results/{corpus}/report/rankings.html",
+            caption="../report/rankings.rst",
+            category="Retrieval",
+            subcategory="{corpus}",
+            labels={"result": "Rankings per question"},
+        ),
+    log:
+        "logs/{corpus}/rankings.log",
+    conda:
+        "../envs/report.yaml"
+    params:
+        models=lambda wc: corpus_models(wc.corpus),
+        settings=config["report"],
+    script:
+        "../workflow_scripts/rankings.py"

@@ -11,6 +11,11 @@ responder knows the step from the prompt's first field and writes predictable qu
 - ANSWER: answers when the paragraph's keyword is in the question (any case) and not after
   "not";
   a paragraph whose keyword starts with "Mute" is never answered.
+- JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
+  a keyword written backwards ("ahpla") also counts (the QUIZ questions below).
+- SMALL_PROMPTS (the small set's modes): KINDS names Greek letters "greek letters" and every
+  other keyword "oddities"; QUIZ asks "Which thing is coded <keyword backwards>?"; SUBJECT
+  names the keyword.
 """
 
 from __future__ import annotations
@@ -28,8 +33,16 @@ TEST_PROMPTS = {
     "or": {"system": "Q", "template": "OR|{first}|{second}"},
     "not": {"system": "Q", "template": "NOT|{question}|{excluded}"},
     "answerer": {"system": "A", "template": "ANSWER|{question}|{paragraphs}"},
+    "judge": {"system": "J", "template": "JUDGE|{question}|{paragraph}"},
     "decompose": {"system": "Q", "template": "DECOMPOSE|{question}"},
 }
+# The small set's steps that differ (kinds, quiz and template modes).
+SMALL_PROMPTS = {
+    "subject": "SUBJECT|{paragraph}",
+    "disjunctive": "KINDS|{items}",
+    "and": "QUIZ|{positive}|{subject}",
+}
+GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota", "kappa", "lambda"}
 TEMPLATES = {
     "simple": "What is known about {title}?",
     "disjunctive": "What is known about {titles}?",
@@ -73,17 +86,34 @@ def respond(body: dict) -> str:
         kept = [w for w in keywords_in(fields[0]) if w not in (excluded, "Which")]
         return f"Which of {' or '.join(kept)} but not {excluded}?"
     if step == "ANSWER":
-        question, word = fields[0].lower(), keyword(fields[1])
-        if (
-            word.startswith("Mute")
-            or word.lower() not in question
-            or f"not {word.lower()}" in question
-        ):
-            return "Cannot answer"
-        return f"It is {word}."
+        return f"It is {keyword(fields[1])}." if answers(*fields) else "Cannot answer"
+    if step == "JUDGE":
+        return (
+            ("yes", {"yes": 0.9, "no": 0.1})
+            if answers(*fields)
+            else ("no", {"no": 0.9, "yes": 0.1})
+        )
+    if step == "SUBJECT":
+        return keyword(fields[0])
+    if step == "KINDS":
+        names = [line.split(". ", 1)[1].split()[0].rstrip(":") for line in fields[0].splitlines()]
+        return json.dumps(
+            {"kinds": ["greek letters" if n.lower() in GREEK else "oddities" for n in names]}
+        )
+    if step == "QUIZ":
+        return f"Which thing is coded {fields[1][::-1].lower()}?"
     if step == "DECOMPOSE":
         return json.dumps(decomposition(fields[0]))
     return "?"
+
+
+def answers(question: str, paragraph: str) -> bool:
+    """The scripted answerer's verdict: the paragraph's keyword (or its QUIZ code) is in the
+    question, not after "not", and the keyword is not Mute..."""
+    question, word = question.lower(), keyword(paragraph)
+    if word.startswith("Mute") or f"not {word.lower()}" in question:
+        return False
+    return word.lower() in question or word[::-1].lower() in question
 
 
 def decomposition(question: str) -> dict:
@@ -102,7 +132,7 @@ def decomposition(question: str) -> dict:
 
 def scripted_config(server, **overrides):
     prompts = {step: p["template"] for step, p in TEST_PROMPTS.items()}
-    prompts |= {"questioner_system": "Q", "answerer_system": "A"}
+    prompts |= {"questioner_system": "Q", "answerer_system": "A", "judge_system": "J"}
     return tiny_config(
         llm={
             "backend": "openai",

@@ -8,11 +8,19 @@ import pytest
 
 from boolbench import dataset
 from boolbench.compose import compose
-from boolbench.filtering import answer_pairs, verdicts
-from boolbench.generation import GenerationSettings, disjunctive_questions, simple_questions
+from boolbench.filtering import AnswererSettings, check_rates, filter_and_check, p_yes, verdicts
+from boolbench.generation import (
+    GenerationSettings,
+    disjunctive_questions,
+    kind_key,
+    shared_kind,
+    simple_questions,
+)
 from boolbench.llm import LLMClient, LLMSettings
+from boolbench.llm.client import ChatResult
 from boolbench.llm.fake_server import FakeOpenAIServer
-from tests.scripted_llm import BASE_SEED, TEMPLATES, prompt, respond
+from boolbench.prompts import Prompt
+from tests.scripted_llm import BASE_SEED, SMALL_PROMPTS, TEMPLATES, prompt, respond
 
 GROUPS = [
     ["Alpha is a thing.", "Beta is a thing.", "Gamma is a thing."],
@@ -148,18 +156,27 @@ def test_template_fallback_for_a_composition(tmp_path):
     assert row.question == f"Which of Alpha, Beta or Gamma is it and {constraint}?"
 
 
-def answers_for(llm, cands, composed):
+def filtered(llm, cands, generated, **scope):
+    """(composed questions, answers, check) of the scripted judge (question scope unless
+    `scope` says otherwise per type)."""
+    simple, disj, composed = generated
     questions = pd.concat(composed.values(), ignore_index=True)
-    texts = dict(zip(cands["pid"], cands["text"], strict=True))
-    return questions, answer_pairs(
-        questions, texts, llm, prompt("answerer"), BASE_SEED, 64, 300, "m"
+    settings = AnswererSettings(
+        seed=BASE_SEED, scope={"and": "question", "or": "question", "not": "question"} | scope
     )
+    answers, check = filter_and_check(
+        questions, simple, disj, cands, llm, prompt("judge"), settings
+    )
+    return questions, answers, check
 
 
 def test_cyclic_consistency_in_both_modes(llm):
     cands = candidates()
-    questions, answers = answers_for(llm, cands, generate_all(llm, cands)[2])
+    questions, answers, _ = filtered(llm, cands, generate_all(llm, cands))
     assert set(answers["role"]) == {"positive", "negative"}
+    assert (answers["scope"] == "question").all() and answers["p_yes"].round(6).isin(
+        [0.9, 0.1]
+    ).all()
     verdict = verdicts(answers).set_index("qid")
     # The scripted answerer answers exactly the labelled positives, except Mute's paragraph.
     for qid, row in verdict.iterrows():
@@ -171,6 +188,107 @@ def test_cyclic_consistency_in_both_modes(llm):
     rejected = all_default[~all_default["kept"]]
     assert (rejected["reject_reason"] == "filter: positive_unanswered").all()
     assert all(("p-Mute" in p) for p in rejected["positives"])
+
+
+def test_the_answerer_check_reads_own_sibling_and_other_passages(llm):
+    cands = candidates()
+    simple = generate_all(llm, cands)[0]
+    _, _, check = filtered(llm, cands, generate_all(llm, cands))
+    written = simple[simple["status"] != "dropped"]
+    # own + every sibling + one passage of another cluster, per simple question
+    sizes = cands.groupby("group").size()
+    assert len(check) == sum(sizes[g] + 1 for g in written["group"])
+    other = check[check["relation"] == "other"].merge(cands[["pid", "cluster"]], on="pid")
+    own_cluster = dict(zip(written["qid"], 100 + written["group"], strict=True))
+    assert all(c != own_cluster[q] for q, c in zip(other["qid"], other["cluster"], strict=True))
+    rates = check_rates(check)
+    # "What is X?" is answered by X's passage only; Mute's passage is never answered, and the
+    # template question of Bad ("What is known about Bad?") names Bad, so it is answered.
+    own = check[check["relation"] == "own"]
+    assert rates["n_own"] == len(own) == len(written)
+    assert rates["accept_own"] == (len(own) - 1) / len(own)
+    assert rates["reject_other"] == rates["reject_sibling"] == 1.0
+
+
+def test_expression_scope_reads_the_operands(llm):
+    cands = candidates()
+    generated = generate_all(llm, cands)
+    _, answers, _ = filtered(llm, cands, generated, **{"or": "expression", "not": "expression"})
+    by_type = answers.set_index(["qid", "pid"])
+    assert set(answers.loc[answers["type"] == "OR", "scope"]) == {"expression"}
+    assert set(answers.loc[answers["type"] == "AND", "scope"]) == {"question"}
+    # OR: a positive answers one of its two simple questions; a negative answers neither.
+    or_0 = generated[2]["OR"].set_index("group").loc[0]
+    for pid in or_0["positives"]:
+        assert by_type.loc[("or-00000", pid), "answered"] == True  # noqa: E712
+    for pid in or_0["negatives"]:
+        assert by_type.loc[("or-00000", pid), "answered"] == False  # noqa: E712
+    # NOT: the disjunctive question (it names every keyword) holds for all, and the excluded
+    # simple question only for the excluded passage.
+    not_0 = generated[2]["NOT"].set_index("group").loc[0]
+    assert by_type.loc[("not-00000", not_0["negatives"][0]), "answered"] == False  # noqa: E712
+    assert all(by_type.loc[("not-00000", p), "answered"] for p in not_0["positives"])
+
+
+def test_p_yes_reads_the_first_token_alternatives():
+    def result(**fields):
+        return ChatResult(id="x", **fields)
+
+    assert p_yes(result(content="Yes", top_logprobs={"Yes": -0.1, " no": -2.4, "The": -3})) == (
+        pytest.approx(0.9090, abs=1e-3)
+    )
+    assert p_yes(result(content="no", top_logprobs={"No": -0.5, "no": -0.7})) == 0.0
+    assert p_yes(result(content="yes.")) == 1.0  # an endpoint without logprobs
+    assert p_yes(result(content="Maybe")) is None
+
+
+SMALL = {"and", "disjunctive", "subject"}
+
+
+def small_prompt(step: str) -> Prompt:
+    modes = {"disjunctive": "kinds", "and": "quiz"}
+    if step in SMALL_PROMPTS:
+        return Prompt("Q", SMALL_PROMPTS[step], modes.get(step))
+    return prompt(step)
+
+
+def test_kinds_quiz_and_not_template_modes(llm):
+    groups = [["Alpha is a thing.", "Bad is a thing.", "Beta is a thing."],
+              ["Zonk is a thing.", "Gamma is a thing."]]  # fmt: skip
+    cands = candidates(groups)
+    cands["title"] = None  # no titles: subjects are named by the LLM
+    gen = settings()
+    simple = simple_questions(
+        cands, llm, prompt("simple"), gen, TEMPLATES["simple"], "m", small_prompt("subject")
+    )
+    assert simple["subject"].tolist() == ["Alpha", "Bad", "Beta", "Zonk", "Gamma"]
+    disj = disjunctive_questions(
+        cands, llm, small_prompt("disjunctive"), gen, None, "m", "What are some {kind}?"
+    ).set_index("group")
+    assert disj.loc[0, "question"] == "What are some greek letters?"
+    assert list(disj.loc[0, "members"]) == [0, 2] and disj.loc[0, "kind"] == "greek letters"
+    assert disj.loc[1, "status"] == "dropped" and disj.loc[1, "reason"] == "no_shared_kind"
+    disj = disj.reset_index()
+    quiz = compose("AND", cands, simple, disj, llm, small_prompt("and"), gen, None, "m")
+    row = quiz.set_index("group").loc[0]
+    subject = cands.set_index("pid").loc[row["positives"][0], "text"].split()[0]
+    assert row["question"] == f"Which thing is coded {subject[::-1].lower()}?"
+    forms = ["What are some {kind} other than {excluded}?"]
+    nots = compose(
+        "NOT", cands, simple, disj, llm, Prompt("Q", "", "template"), gen, None, "m", forms
+    ).set_index("group")
+    excluded = nots.loc[0, "negatives"][0]
+    assert nots.loc[0, "question"] == f"What are some greek letters other than {excluded[2:]}?"
+    assert sorted([*nots.loc[0, "positives"], excluded]) == ["p-Alpha", "p-Beta"]  # not Bad
+    assert (nots.loc[0, "status"], nots.loc[0, "source"]) == ("ok", "template")
+    assert nots.loc[1, "status"] == "dropped" and nots.loc[1, "reason"] == "no_shared_kind"
+
+
+def test_kinds_are_compared_without_plural_endings_and_vague_ones_are_no_kind():
+    assert kind_key("Cities") == kind_key("city") and kind_key("straits") == kind_key("strait")
+    assert shared_kind(["cities", "city", "lakes"]) == ("cities", [0, 1])
+    assert shared_kind(["objects", "objects", "balls"]) == (None, [])
+    assert shared_kind(["poets", "novels"]) == (None, [])
 
 
 def test_strict_mode_rejects_answered_negatives():

@@ -3,6 +3,7 @@ import pytest
 from boolbench.errors import ConfigError
 from boolbench.prompts import (
     FIELDS,
+    MODES,
     Prompt,
     load_prompt_file,
     resolve_prompts,
@@ -16,8 +17,30 @@ def test_both_sets_are_complete_and_use_only_known_placeholders():
     assert {"paper", "small"} <= set(data["sets"])
     for name in data["sets"]:
         prompts = resolve_prompts(name, "local")
-        assert set(prompts) == set(FIELDS)
-    assert set(resolve_templates()) == {"simple", "disjunctive", "and", "or", "not"}
+        assert set(prompts) == {*FIELDS, "modes"}
+        assert set(prompts["modes"]) == set(MODES)
+    assert set(resolve_templates()) == {
+        "simple",
+        "disjunctive",
+        "and",
+        "or",
+        "not",
+        "disjunctive_kind",
+        "not_kind",
+    }
+
+
+def test_the_small_set_writes_kinds_quizzes_and_not_templates_the_paper_set_asks_the_llm():
+    assert resolve_prompts("small", "local")["modes"] == {
+        "disjunctive": "kinds",
+        "and": "quiz",
+        "not": "template",
+    }
+    paper = resolve_prompts("paper", "openai")
+    assert paper["modes"] == {"disjunctive": "question", "and": "constrain", "not": "llm"}
+    # The mode is part of a step's prompt hash: the same text in another mode is another prompt.
+    same_text = Prompt(system="s", template="t", mode="quiz")
+    assert same_text.hash != Prompt(system="s", template="t", mode="constrain").hash
 
 
 def test_paper_set_is_appendix_a():

@@ -141,13 +141,14 @@ def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
     )
     corpus.to_parquet(tmp_path / "corpus.parquet")
     answers = pd.DataFrame(
-        {"qid": ["and-0", "and-1"], "pid": ["p0", "p1"], "role": ["positive"] * 2,
-         "answer": ["the answer", None], "answered": [True, None]}
+        {"qid": ["and-0", "and-1", "and-2"], "pid": ["p0", "p1", "p2"], "role": ["positive"] * 3,
+         "scope": ["question", "question", "expression"],
+         "answer": ["the answer", None, None], "answered": [True, None, False]}
     )  # fmt: skip
     answers.to_parquet(tmp_path / "answers.parquet")
     out = tmp_path / "examples.html"
     write_examples(
-        tmp_path / "all.parquet", tmp_path / "corpus.parquet", [tmp_path / "answers.parquet"],
+        tmp_path / "all.parquet", tmp_path / "corpus.parquet", tmp_path / "answers.parquet",
         per_type=3, passage_words=5, seed=0, html_out=out,
     )  # fmt: skip
     html = out.read_text()
@@ -158,6 +159,7 @@ def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
     assert "word word word word word \N{HORIZONTAL ELLIPSIS}" in html
     assert "answerer said:</i> the answer" in html  # and-0's positive passage
     assert "answerer: the call failed" in html  # and-1's positive passage
+    assert "reading the operands: does not answer" in html  # and-2's, in expression scope
     assert html.count("rejected: positive_refused") == 5
     assert "(no question: dropped)" in html and "rejected: dropped" in html
 

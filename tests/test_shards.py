@@ -65,6 +65,7 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
     """More shards than groups: every stage's job for an empty shard still writes its file."""
     from boolbench.baselines import decompose_step
     from boolbench.dataset import DATASET_SCHEMA
+    from boolbench.filtering import AnswererSettings
     from boolbench.llm.fake_server import FakeOpenAIServer
     from boolbench.steps import atomic_step, compose_step, filter_step
     from tests.scripted_llm import TEST_PROMPTS, respond
@@ -73,7 +74,8 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
     cands = tmp_path / "candidates.parquet"
     candidates().to_parquet(cands)  # groups 0-4
     empty = (5, 6)
-    out = {name: tmp_path / f"{name}.parquet" for name in ("simple", "disj", "and", "answers")}
+    names = ("simple", "disj", "and", "answers", "check")
+    out = {name: tmp_path / f"{name}.parquet" for name in names}
     with FakeOpenAIServer(responder=respond) as server:
         llm = scripted_client(server, tmp_path / "cache")
         for kind, path in (("simple", out["simple"]), ("disjunctive", out["disj"])):
@@ -83,8 +85,8 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
             None, settings(), empty,
         )  # fmt: skip
         filter_step(
-            out["and"], cands, out["answers"], llm, TEST_PROMPTS["answerer"], seed=1,
-            answer_max_tokens=8, max_passage_words=50, temperature=0.0, shard=empty,
+            [out["and"]], out["simple"], out["disj"], cands, out["answers"], out["check"], llm,
+            TEST_PROMPTS["judge"], AnswererSettings(seed=1), shard=empty,
         )  # fmt: skip
         questions = tmp_path / "boolquestions.parquet"
         pq.write_table(DATASET_SCHEMA.empty_table(), questions)

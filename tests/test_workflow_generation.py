@@ -10,11 +10,7 @@ from boolbench.llm.fake_server import FakeOpenAIServer
 from tests.conftest import Workflow, tiny_config
 from tests.scripted_llm import respond, scripted_config
 
-LLM_STEPS = [
-    "simple",
-    "disjunctive",
-    *(f"{k}_{op}" for k in ("compose", "filter") for op in ("and", "or", "not")),
-]
+LLM_STEPS = ["simple", "disjunctive", *(f"compose_{op}" for op in ("and", "or", "not")), "filter"]
 
 
 # The generation stages' outputs: the evaluation, baselines and report have their own tests
@@ -102,14 +98,13 @@ def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
 def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripted):
     flow, server = scripted
     config = scripted_config(server, candidates={"n_groups": 4})
-    # The NOT chain: both atomic stages, the composition and the filter (the other operators
-    # run the same rules).
-    target = "results/tiny/questions/not_answers.parquet"
+    # Every LLM stage up to the filter (the other operators' compositions run the same rule).
+    target = "results/tiny/questions/answers.parquet"
     flow.write_config(config)
     flow.run(target)  # nothing to do after the test above; makes this test standalone
-    stages = ["simple", "disjunctive", "not", "not_answers"]
+    stages = ["simple", "disjunctive", "not", "answers", "answerer_check"]
     before = {s: pd.read_parquet(flow.path(f"results/tiny/questions/{s}.parquet")) for s in stages}
-    steps = ["simple", "disjunctive", "compose_not", "filter_not"]
+    steps = ["simple", "disjunctive", "compose_not", "filter"]
     requests = {step: accounting(flow, step)["requests"] for step in steps}
     asked = server.total_requests()
 
@@ -141,6 +136,7 @@ def test_end_to_end_on_the_embedded_model(workflow):
                 "local_model": "smollm2-135m",
                 "cache_dir": "cache",
                 "max_tokens": 48,
+                "steps": {},  # every step on the tiny model (the default asks Qwen 1.5B)
             },
             candidates={"n_groups": 1},
         )
@@ -152,12 +148,20 @@ def test_end_to_end_on_the_embedded_model(workflow):
     assert all_questions["model"].eq("local:smollm2-135m").all()
     written = all_questions[all_questions["status"] != "dropped"]
     assert written["question"].str.endswith("?").all()
-    answers = pd.read_parquet(workflow.path("results/tiny/questions/and_answers.parquet"))
-    assert answers["answer"].notna().all()
+    check = pd.read_parquet(workflow.path("results/tiny/questions/answerer_check.parquet"))
+    candidates = pd.read_parquet(workflow.path("results/tiny/candidates.parquet"))
+    # every simple question with its own passage, its siblings and one other passage, each a
+    # yes/no judgement read from token probabilities
+    assert len(check) == len(candidates) * (len(candidates) + 1)
+    assert check["p_yes"].between(0, 1).all()
+    report = json.loads(workflow.path("results/tiny/generation_report.json").read_text())
+    assert report["answerer_check"]["n_own"] == len(candidates)
     table = pd.read_csv(workflow.path("results/tiny/tables/table1.csv")).set_index("type")
     assert table.loc["ALL", "generated"] == 3
     calls = sum(accounting(workflow, step)["api_calls"] for step in LLM_STEPS)
-    assert calls >= 2 + 1 + 3 + 3  # simple (2-3 per group), disjunctive, compositions, answers
+    # simple (2-3), kinds (1), the AND quiz (OR merges need two valid simple questions; NOT is
+    # a template), the judgements
+    assert calls >= 2 + 1 + 1 + len(check)
     decomposed = pd.read_parquet(workflow.path("results/tiny/baselines/decomposed.parquet"))
     assert len(decomposed) > 0 and decomposed["attempts"].ge(1).all()
 
@@ -168,6 +172,6 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
     jobs = result.stdout.split("\nrule ")[1:]
     llm_rules = ("atomic_questions", "compose_questions", "filter_questions", "decompose_questions")
     llm_jobs = [job for job in jobs if job.startswith(llm_rules)]
-    assert len(llm_jobs) == 9
+    assert len(llm_jobs) == 7  # 2 atomic, 3 compositions, the filter, the decomposition
     assert all("llm_slots=1" in job for job in llm_jobs)
     assert not any("llm_slots" in job for job in jobs if not job.startswith(llm_rules))

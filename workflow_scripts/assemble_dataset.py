@@ -6,7 +6,7 @@ from boolbench.workflow import script_context
 with script_context(snakemake):
     assemble_step(
         list(snakemake.input.questions),
-        list(snakemake.input.answers),
+        snakemake.input.answers,
         all_out=snakemake.output.all,
         kept_out=snakemake.output.kept,
         mode=snakemake.params.mode,

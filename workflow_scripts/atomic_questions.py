@@ -14,4 +14,6 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         template=snakemake.params.template,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
         shard=job_shard(snakemake),
+        subject_prompt=snakemake.params.subject_prompt,
+        kind_template=snakemake.params.kind_template,
     )

@@ -16,4 +16,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         template=snakemake.params.template,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
         shard=job_shard(snakemake),
+        forms=snakemake.params.forms,
     )

@@ -7,6 +7,7 @@ with script_context(snakemake):
     statistics_step(
         snakemake.input.all,
         {"simple": snakemake.input.simple, "disjunctive": snakemake.input.disjunctive},
+        snakemake.input.check,
         csv_out=snakemake.output.csv,
         md_out=snakemake.output.md,
         html_out=snakemake.output.html,

@@ -8,7 +8,7 @@ with script_context(snakemake):
     write_examples(
         snakemake.input.all,
         snakemake.input.corpus,
-        list(snakemake.input.answers),
+        snakemake.input.answers,
         settings["examples_per_type"],
         settings["passage_words"],
         snakemake.params.seed,

@@ -12,7 +12,7 @@ it on exit; with backend `openai`, it talks to the configured endpoint.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from boolbench.errors import ConfigError
 from boolbench.llm.client import (
@@ -45,17 +45,25 @@ def llm_session(settings: LLMSettings, threads: int = 2) -> Iterator[LLMClient]:
         from boolbench.llm.server import local_server, progress_probe
 
         gguf, model_id = resolve_local_model(settings.local_model, settings.cache_dir)
-        with local_server(
-            gguf, threads=threads, n_ctx=settings.n_ctx, n_parallel=settings.concurrency
-        ) as base_url:
+        with ExitStack() as servers:
+
+            def start() -> tuple:
+                # Started at the first call the cache cannot answer (a rerun starts none).
+                base_url = servers.enter_context(
+                    local_server(
+                        gguf, threads=threads, n_ctx=settings.n_ctx, n_parallel=settings.concurrency
+                    )
+                )
+                # The server is this job's own: a call fails only when it stops progressing.
+                return base_url, progress_probe(base_url, settings.timeout_s)
+
             yield LLMClient(
                 settings,
-                base_url,
+                None,
                 model_id=model_id,
                 endpoint_model="local",
                 model_name=f"local:{settings.local_model}",
-                # The server is this job's own: a call fails only when it stops progressing.
-                progress=progress_probe(base_url, settings.timeout_s),
+                start=start,
             )
     elif settings.backend == "openai":
         if not settings.model:

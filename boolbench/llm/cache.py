@@ -37,6 +37,9 @@ class CachedResponse:
     finish_reason: str | None
     prompt_tokens: int
     completion_tokens: int
+    # The first generated token's most likely alternatives (token -> log probability), when
+    # the request asked for logprobs (yes/no judgements).
+    top_logprobs: dict[str, float] | None = None
 
 
 class ResponseCache:
@@ -60,6 +63,7 @@ class ResponseCache:
             finish_reason=entry["response"]["finish_reason"],
             prompt_tokens=entry["usage"]["prompt_tokens"],
             completion_tokens=entry["usage"]["completion_tokens"],
+            top_logprobs=entry["response"].get("top_logprobs"),
         )
 
     def put(self, key: str, request: dict, response: CachedResponse) -> None:
@@ -68,7 +72,11 @@ class ResponseCache:
         entry = {
             "key": key,
             "request": request,
-            "response": {"content": response.content, "finish_reason": response.finish_reason},
+            "response": {
+                "content": response.content,
+                "finish_reason": response.finish_reason,
+                "top_logprobs": response.top_logprobs,
+            },
             "usage": {
                 "prompt_tokens": response.prompt_tokens,
                 "completion_tokens": response.completion_tokens,

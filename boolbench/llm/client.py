@@ -72,6 +72,7 @@ class ChatRequest:
     response_format: dict | None = None
     max_tokens: int | None = None  # None: the settings' max_tokens
     temperature: float | None = None  # None: the settings' temperature
+    top_logprobs: int | None = None  # ask for this many alternatives of the first token
 
 
 @dataclass
@@ -84,6 +85,7 @@ class ChatResult:
     completion_tokens: int = 0
     attempts: int = 0
     error: str | None = None
+    top_logprobs: dict[str, float] | None = None  # first token's alternatives, if asked for
 
     @property
     def ok(self) -> bool:
@@ -125,9 +127,12 @@ class LLMClient:
         model_name: str | None = None,
         progress: ProgressProbe | None = None,
         progress_poll_s: float = PROGRESS_POLL_S,
+        start: Callable[[], tuple[str, ProgressProbe | None]] | None = None,
     ):
         """`progress`: for a local server (one that only this job uses), a probe of its work;
-        then a call times out only after timeout_s without progress, however long it takes."""
+        then a call times out only after timeout_s without progress, however long it takes.
+        `start`: starts that server when the first call is not in the cache and gives its
+        (base_url, progress); a job answered from the cache starts none."""
         self.settings = settings
         self.model_name = model_name or model_id  # for people: recorded with every question
         self.base_url = base_url
@@ -139,6 +144,7 @@ class LLMClient:
         self._last_progress = time.monotonic()
         self._last_response = 0.0  # monotonic time of the last HTTP response of any call
         self._unreachable: EndpointUnreachableError | None = None
+        self._start = start
         self.cache = ResponseCache(settings.cache_dir)
         self.accounting = Accounting()
 
@@ -183,6 +189,9 @@ class LLMClient:
             params["temperature"] = request.temperature
         if request.response_format is not None:
             params["response_format"] = request.response_format
+        if request.top_logprobs is not None:
+            params["logprobs"] = True
+            params["top_logprobs"] = request.top_logprobs
         return params
 
     def _redact(self, text: str) -> str:
@@ -208,6 +217,9 @@ class LLMClient:
         self.accounting.cached_prompt_tokens += sum(r.prompt_tokens for r in cached)
         self.accounting.cached_completion_tokens += sum(r.completion_tokens for r in cached)
         if todo:
+            if self._start is not None:
+                self.base_url, self._progress = self._start()
+                self._start = None
             log.info(
                 "%d requests: %d from the cache, %d to ask %s",
                 len(requests),
@@ -455,7 +467,24 @@ def _answer_from(response: object) -> CachedResponse:
         finish_reason=choice.get("finish_reason"),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        top_logprobs=_first_token_alternatives(choice),
     )
+
+
+def _first_token_alternatives(choice: dict) -> dict[str, float] | None:
+    """token -> log probability of the first generated token's top alternatives (OpenAI's
+    `logprobs.content[0].top_logprobs`), or None when the response has none."""
+    try:
+        first = choice["logprobs"]["content"][0]
+    except (TypeError, KeyError, IndexError):
+        return None
+    alternatives: dict[str, float] = {}
+    for item in first.get("top_logprobs") or [first]:
+        token, logprob = item.get("token"), item.get("logprob")
+        if isinstance(token, str) and isinstance(logprob, int | float):
+            # The same text can appear as several tokens: keep the likeliest.
+            alternatives[token] = max(float(logprob), alternatives.get(token, float("-inf")))
+    return alternatives or None
 
 
 def _result_from(
@@ -469,4 +498,5 @@ def _result_from(
         prompt_tokens=answer.prompt_tokens,
         completion_tokens=answer.completion_tokens,
         attempts=attempts,
+        top_logprobs=answer.top_logprobs,
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import re
 import socket
 import threading
@@ -51,7 +52,7 @@ class FakeOpenAIServer:
         self,
         latency_s: float = 0.0,
         slow_s: float = 5.0,
-        responder: Callable[[dict], str] = default_responder,
+        responder: Callable[[dict], str | tuple[str, dict[str, float]]] = default_responder,
         port: int = 0,
     ):
         self.latency_s = latency_s
@@ -183,21 +184,32 @@ def _fault_for(prompt: str, attempt: int) -> str | None:
     return faults[attempt - 1] if attempt <= len(faults) else None
 
 
-def _completion(body: dict, content: str) -> dict:
+def _completion(body: dict, answer: str | tuple[str, dict[str, float]]) -> dict:
+    """A chat completion of `answer`: the reply, or (reply, first token's alternatives as
+    token -> probability), which a request with `logprobs` gets back as OpenAI does."""
+    content, alternatives = answer if isinstance(answer, tuple) else (answer, None)
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     completion_tokens = len(content.split())
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": "stop",
+    }
+    if body.get("logprobs"):
+        first = (content.split() or [""])[0]
+        alternatives = alternatives or {first: 1.0}
+        top = [
+            {"token": token, "logprob": math.log(max(p, 1e-12))}
+            for token, p in sorted(alternatives.items(), key=lambda kv: -kv[1])
+        ][: body.get("top_logprobs") or 1]
+        choice["logprobs"] = {"content": [{"token": first, "logprob": top[0]["logprob"],
+                                           "top_logprobs": top}]}  # fmt: skip
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "fake"),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

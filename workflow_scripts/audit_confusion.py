@@ -1,0 +1,13 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.audit import confusion_step
+from boolbench.workflow import script_context
+
+with script_context(snakemake):
+    confusion_step(
+        snakemake.input.sheet,
+        snakemake.input.judgements,
+        snakemake.params.source,
+        snakemake.output.csv,
+        snakemake.output.html,
+    )

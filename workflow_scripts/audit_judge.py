@@ -1,0 +1,17 @@
+import _repo  # noqa: F401  (makes boolbench importable in any job env)
+
+from boolbench.audit import judge_step
+from boolbench.filtering import AnswererSettings
+from boolbench.workflow import llm_job, script_context
+
+with script_context(snakemake), llm_job(snakemake) as llm:
+    judge_step(
+        snakemake.input.sheet,
+        snakemake.output.judgements,
+        llm,
+        snakemake.params.pair_prompt,
+        snakemake.params.operator_prompt,
+        AnswererSettings.from_config(
+            snakemake.params.answerer, snakemake.params.max_passage_words, snakemake.params.seed
+        ),
+    )
