@@ -374,8 +374,12 @@ class TorchE5:
 
         if self.device.type != "cpu" or not self.threads:
             return work(batches)
+        previous = torch.get_num_threads()
         torch.set_num_threads(1)
-        return batches_in_threads(work, batches, self.threads, lambda: torch.set_num_threads(1))
+        try:
+            return batches_in_threads(work, batches, self.threads, lambda: torch.set_num_threads(1))
+        finally:
+            torch.set_num_threads(previous)
 
     def _forward_all(self, batches: list[list[int]], windows: list) -> list:
         """(batch, pooled vectors) of each batch of window indices, in one autocast region

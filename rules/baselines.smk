@@ -1,7 +1,8 @@
 # The paper's baselines (section 6.3, Table 3): Boolean operations on decomposed questions (an
 # LLM's decomposition and, as an upper bound, the expression recorded at generation), and
 # Boolean contrastive continual training of the retriever. The trained models are evaluated
-# by the rules of evaluate.smk under the names contrastive-{subset}.
+# by the rules of evaluate.smk under the names contrastive-{subset} (trained on the query
+# side only, by default, they search the retriever's own passage vectors and index).
 
 
 rule decompose_questions:
@@ -69,9 +70,7 @@ rule boolean_operation_run:
 
 rule train_contrastive:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
-        simple="results/{corpus}/questions/simple.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        unpack(training_inputs),
     output:
         directory("results/{corpus}/models/contrastive-{subset}/model"),
     log:
@@ -110,5 +109,6 @@ rule table3:
         retriever=BASELINES["retriever"],
         trained=TRAINED_MODELS,
         split=BASELINES["split"],
+        training_side=BASELINES["training"]["side"],
     script:
         "../workflow_scripts/table3.py"

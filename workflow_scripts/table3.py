@@ -22,4 +22,5 @@ with script_context(snakemake):
         snakemake.input.expressions,
         snakemake.params.split,
         {key: snakemake.output[key] for key in ("csv", "md", "tex", "html")},
+        training_side=snakemake.params.training_side,
     )

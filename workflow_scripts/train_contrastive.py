@@ -15,4 +15,5 @@ with script_context(snakemake):
         TrainingSettings.from_config(snakemake.params.training, seed=snakemake.params.seed),
         out=snakemake.output[0],
         threads=snakemake.threads,
+        embeddings_path=snakemake.input.get("embeddings"),
     )
