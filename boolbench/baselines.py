@@ -15,9 +15,16 @@ import os
 import pandas as pd
 
 from boolbench.boolean_ops import boolean_run, make_scorer
-from boolbench.contrastive import TrainingSettings, train, training_examples
+from boolbench.contrastive import (
+    TrainingSettings,
+    train,
+    train_query_encoder,
+    training_examples,
+    training_rows,
+)
 from boolbench.corpus import DEFAULT_TEMPLATE, passage_texts
 from boolbench.decompose import DECOMPOSED_SCHEMA, decompose
+from boolbench.encoding import load_embeddings
 from boolbench.errors import InputError, located
 from boolbench.evaluation import (
     TYPES,
@@ -113,14 +120,27 @@ def train_step(
     out: PathLike,
     threads: int | None = None,
     passage_template: str = DEFAULT_TEMPLATE,
+    embeddings_path: PathLike | None = None,
 ) -> None:
-    """Train one contrastive model; without `simple_path` (imported questions) no ordinary
-    pairs are mixed in."""
-    passages = passage_texts(corpus_path, passage_template)
+    """models/contrastive-{subset}/model/: side query trains against the base model's passage
+    vectors (`embeddings_path`), side both trains the whole model on the passage texts (with
+    `passage_template`). Without `simple_path` (imported questions) no ordinary pairs are
+    mixed in."""
+    questions = pd.read_parquet(questions_path)
+    simple = pd.read_parquet(simple_path) if simple_path else None
+    if settings.side == "query":
+        rows = training_rows(questions, simple, subset, settings.simple_pairs)
+        if rows.empty:
+            raise InputError(located(questions_path, f"no train questions for subset {subset!r}"))
+        pids, vectors = load_embeddings(embeddings_path)
+        wanted = {*rows["positive"], *rows["negative"].dropna()}
+        passage_vectors = {pid: vectors[i] for i, pid in enumerate(pids) if pid in wanted}
+        train_query_encoder(spec, rows, passage_vectors, settings, out, threads)
+        return
     examples = training_examples(
-        pd.read_parquet(questions_path),
-        pd.read_parquet(simple_path) if simple_path else None,
-        passages,
+        questions,
+        simple,
+        passage_texts(corpus_path, passage_template),
         subset,
         spec,
         settings.simple_pairs,
@@ -140,18 +160,22 @@ def table3_step(
     split: str,
     out: dict[str, str],
     not_computed: dict[str, str] | None = None,
+    training_side: str = "query",
 ) -> None:
     """tables/table3.{csv,md,tex,html}: every row on the same questions (the baselines' split).
     `not_computed`: rows that cannot be computed for these questions (label -> why); they are
     shown empty, with the reason below the table."""
     not_computed = not_computed or {}
+    all_questions = pd.read_parquet(questions_path)
     questions = questions_of_split(questions_path, split)
     wanted = set(questions["qid"])
-    frames = [_bool_scores(pd.read_parquet(base_scores), retriever, wanted)]
+    base = pd.read_parquet(base_scores)
+    frames = [_bool_scores(base, retriever, wanted)]
     for label, path in baseline_runs.items():
         frames.append(question_scores(read_run(path), questions).assign(model=label))
-    for label, path in contrastive_scores.items():
-        frames.append(_bool_scores(pd.read_parquet(path), label, wanted))
+    trained = {label: pd.read_parquet(path) for label, path in contrastive_scores.items()}
+    for label, scores in trained.items():
+        frames.append(_bool_scores(scores, label, wanted))
     metrics = aggregate(pd.concat(frames, ignore_index=True))
     rows = [retriever, *baseline_runs, *contrastive_scores]
     rows += [label for label in not_computed if label not in rows]
@@ -165,7 +189,42 @@ def table3_step(
         f"{retriever} run).",
         *(f"{label}: not computed: {why}." for label, why in not_computed.items()),
     ]
+    if trained:
+        notes += contrastive_notes(retriever, base, trained, all_questions, training_side)
     write_table_files(table, TABLE3_COLUMNS, notes, out, "Table 3: baselines")
+
+
+def contrastive_notes(
+    retriever: str,
+    base: pd.DataFrame,
+    trained: dict[str, pd.DataFrame],
+    questions: pd.DataFrame,
+    side: str,
+) -> list[str]:
+    """How the contrastive models were trained, and what training did on the questions they
+    were trained on (the train split): the evidence that the model changed at all."""
+    if side == "query":
+        how = (
+            f"Boolean contrastive: {retriever} trained further on the train split, the query "
+            f"encoder only (passages keep {retriever}'s vectors and index; the paper trains the "
+            "whole model: baselines.training.side: both)."
+        )
+    else:
+        how = f"Boolean contrastive: {retriever} trained further on the train split (whole model)."
+    train_qids = set(questions.loc[questions["split"] == "train", "qid"])
+    frames = [_bool_scores(base, retriever, train_qids)]
+    frames += [_bool_scores(scores, label, train_qids) for label, scores in trained.items()]
+    metrics = aggregate(pd.concat(frames, ignore_index=True))
+    metrics = metrics[(metrics["split"] == "all") & (metrics["type"] == "ALL")]
+    value = metrics.set_index(["model", "metric"])["value"]
+    n = len(train_qids)
+    fits = [
+        f"{label} {100 * value[retriever, 'MRR@10']:.2f} -> {100 * value[label, 'MRR@10']:.2f} "
+        f"(NegRecall@10 {100 * value[retriever, 'NegRecall@10']:.2f} -> "
+        f"{100 * value[label, 'NegRecall@10']:.2f})"
+        for label in trained
+    ]
+    return [how, f"On the {n} train questions themselves, MRR@10 ALL: " + "; ".join(fits) + "."]
 
 
 def _bool_scores(scores: pd.DataFrame, label: str, qids: set[str]) -> pd.DataFrame:

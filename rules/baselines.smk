@@ -1,7 +1,8 @@
 # The paper's baselines (section 6.3, Table 3): Boolean operations on decomposed questions (an
 # LLM's decomposition and, as an upper bound, the expression recorded at generation), and
 # Boolean contrastive continual training of the retriever. The trained models are evaluated
-# by the rules of evaluate.smk under the names contrastive-{subset}.
+# by the rules of evaluate.smk under the names contrastive-{subset} (trained on the query
+# side only, by default, they search the retriever's own passage vectors and index).
 
 
 rule decompose_questions:
@@ -109,5 +110,6 @@ rule table3:
         trained=lambda wc: trained_models_of(wc.corpus),
         split=BASELINES["split"],
         not_computed=not_computed,
+        training_side=BASELINES["training"]["side"],
     script:
         "../workflow_scripts/table3.py"

@@ -135,6 +135,8 @@ MODELS = list(config["models"])
 BASELINES = config["baselines"]
 # The baselines' contrastive models: the retriever's entry with the trained model's folder.
 TRAINED_MODELS = [f"contrastive-{subset}" for subset in BASELINES["train_on"]]
+# Query-side training: a trained model searches the retriever's passage vectors and index.
+QUERY_SIDE_ONLY = BASELINES["training"]["side"] == "query"
 
 
 def models_of(*kinds):
@@ -345,9 +347,17 @@ def model_shards(wildcards):
     return [f"{base}/shard-{i}-of-{n_shards}.npy" for i in range(n_shards)]
 
 
+def as_retriever(wildcards):
+    """The wildcards of the baselines' retriever on the same corpus."""
+    return SimpleNamespace(corpus=wildcards.corpus, model=BASELINES["retriever"])
+
+
 def model_embeddings(wildcards):
     """The clustering encoder's embeddings when the model would compute the same vectors
-    (a corpus with `questions:` has none)."""
+    (a corpus with `questions:` has none); the retriever's for a model trained on the query
+    side only."""
+    if wildcards.model in TRAINED_MODELS and QUERY_SIDE_ONLY:
+        return model_embeddings(as_retriever(wildcards))
     if not is_imported(wildcards) and shares_clustering_embeddings(
         model_entry(wildcards),
         encoder_params(wildcards),
@@ -377,6 +387,10 @@ def search_inputs(wildcards):
 
 def retriever_index(wildcards):
     """The index (and, for dense models, the embeddings) a model searches."""
+    if wildcards.model in TRAINED_MODELS and QUERY_SIDE_ONLY:
+        return retriever_index(as_retriever(wildcards)) | {
+            "trained": trained_model_input(wildcards)
+        }
     base = f"results/{wildcards.corpus}/models/{wildcards.model}"
     if model_entry(wildcards)["kind"] == "bm25":
         return {"index": f"{base}/bm25"}
@@ -398,7 +412,6 @@ def baseline_retriever_params(wildcards):
 def baseline_run_inputs(wildcards):
     """A Boolean-operation run needs the retriever's index, run and the expressions."""
     retriever = BASELINES["retriever"]
-    as_retriever = SimpleNamespace(corpus=wildcards.corpus, model=retriever)
     base = f"results/{wildcards.corpus}"
     inputs = {
         "questions": f"{base}/boolquestions.parquet",
@@ -406,7 +419,21 @@ def baseline_run_inputs(wildcards):
     }
     if wildcards.method == "decomposed":
         inputs["decomposed"] = f"{base}/baselines/decomposed.parquet"
-    return inputs | retriever_index(as_retriever)
+    return inputs | retriever_index(as_retriever(wildcards))
+
+
+def training_inputs(wildcards):
+    """A contrastive model's training data; query-side training also reads the retriever's
+    passage vectors."""
+    base = f"results/{wildcards.corpus}"
+    inputs = {
+        "questions": f"{base}/boolquestions.parquet",
+        "simple": f"{base}/questions/simple.parquet",
+        "corpus": f"{base}/corpus.parquet",
+    }
+    if QUERY_SIDE_ONLY:
+        inputs |= model_embeddings(as_retriever(wildcards))
+    return inputs
 
 
 def has_oracle(corpus):

@@ -9,7 +9,14 @@ import pytest
 
 from boolbench.bm25 import build_bm25
 from boolbench.boolean_ops import BM25Scorer, boolean_run, merge
-from boolbench.contrastive import TrainingSettings, train, training_examples
+from boolbench.contrastive import (
+    TrainingSettings,
+    batch_layout,
+    train,
+    train_query_encoder,
+    training_examples,
+    training_rows,
+)
 from boolbench.decompose import decompose, parse_expression
 from boolbench.llm import LLMClient, LLMSettings
 from boolbench.llm.fake_server import FakeOpenAIServer
@@ -177,6 +184,65 @@ def test_a_few_training_steps_change_the_weights_and_the_model_reloads(tmp_path)
     after = load_dense_encoder(trained).encode_passages(list(PASSAGES.values()))
     assert before.shape == after.shape
     assert not np.allclose(before, after, atol=1e-4)
+
+
+def test_training_rows_and_a_batch_scores_each_anchor_without_its_other_positives():
+    questions = pd.DataFrame(
+        {
+            "qid": ["a", "b"],
+            "type": ["OR", "NOT"],
+            "question": ["Cats or volcanoes?", "Cats but not dogs?"],
+            "split": ["train", "train"],
+            "group": [0, 0],
+            "positives": [["p1", "p5"], ["p1"]],
+            "negatives": [[], ["p4", "p2"]],
+        }
+    )
+    simple = pd.DataFrame({"group": [0], "pid": ["p3"], "question": ["Stocks?"]})
+    rows = training_rows(questions, simple, "all")
+    assert rows[["anchor", "positive", "negative"]].fillna("-").values.tolist() == [
+        ["Cats or volcanoes?", "p1", "-"],
+        ["Cats or volcanoes?", "p5", "-"],
+        ["Cats but not dogs?", "p1", "p4"],
+        ["Cats but not dogs?", "p1", "p2"],
+        ["Stocks?", "p3", "-"],
+    ]
+    candidates, target, masked = batch_layout(rows)
+    assert candidates == ["p1", "p2", "p3", "p4", "p5"]
+    assert target == [0, 4, 0, 0, 2]
+    # The OR question's other positive is left out of its loss (p5 for row 0, p1 for row 1).
+    assert masked == [(0, 4), (1, 0)]
+
+
+def test_query_side_training_moves_the_query_towards_its_positive(tmp_path):
+    base = ModelSpec(
+        name="m", kind="sentence-transformers", model=str(tiny_sentence_transformer(tmp_path))
+    )
+    encoder = load_dense_encoder(base)
+    vectors = dict(zip(PASSAGES, encoder.encode_passages(list(PASSAGES.values())), strict=True))
+    rows = pd.DataFrame(
+        {
+            "anchor": ["cats but not dogs?", "volcanoes?"],
+            "positive": ["p1", "p5"],
+            "negative": ["p4", "p4"],
+            "positives": [("p1",), ("p5",)],
+        }
+    )
+    settings = TrainingSettings(batch_size=2, max_steps=20, learning_rate=1e-3, seed=1)
+    out = tmp_path / "trained"
+    summary = train_query_encoder(base, rows, vectors, settings, out)
+    assert summary["steps"] == 20 and summary["loss_last"] < summary["loss_first"]
+    trained = load_dense_encoder(ModelSpec(name="t", kind="sentence-transformers", model=str(out)))
+
+    def margins(model):  # cos(query, positive) - cos(query, negative), against fixed passages
+        queries = model.encode_queries(rows["anchor"].tolist())
+        return [
+            q @ vectors[p] - q @ vectors[n]
+            for q, p, n in zip(queries, rows.positive, rows.negative, strict=True)
+        ]
+
+    before, after = margins(encoder), margins(trained)
+    assert all(a > b for b, a in zip(before, after, strict=True))
 
 
 def test_baseline_config_errors():

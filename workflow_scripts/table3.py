@@ -22,4 +22,5 @@ with script_context(snakemake):
         snakemake.params.split,
         {key: snakemake.output[key] for key in ("csv", "md", "tex", "html")},
         not_computed=dict(snakemake.params.not_computed),
+        training_side=snakemake.params.training_side,
     )

@@ -16,4 +16,5 @@ with script_context(snakemake):
         out=snakemake.output[0],
         threads=snakemake.threads,
         passage_template=snakemake.params.model.get("passage_template", "{text}"),
+        embeddings_path=snakemake.input.get("embeddings"),
     )
