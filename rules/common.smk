@@ -422,20 +422,6 @@ def baseline_run_inputs(wildcards):
     return inputs | retriever_index(as_retriever(wildcards))
 
 
-def training_inputs(wildcards):
-    """A contrastive model's training data; query-side training also reads the retriever's
-    passage vectors."""
-    base = f"results/{wildcards.corpus}"
-    inputs = {
-        "questions": f"{base}/boolquestions.parquet",
-        "simple": f"{base}/questions/simple.parquet",
-        "corpus": f"{base}/corpus.parquet",
-    }
-    if QUERY_SIDE_ONLY:
-        inputs |= model_embeddings(as_retriever(wildcards))
-    return inputs
-
-
 def has_oracle(corpus):
     """The oracle baseline needs the Boolean expressions recorded at generation."""
     return corpus not in IMPORTED or QUESTION_FACTS[corpus].has_expressions
@@ -482,7 +468,8 @@ def table3_inputs(wildcards):
 
 
 def training_inputs(wildcards):
-    """Contrastive training reads the simple questions too, where there are some."""
+    """A contrastive model's training data: the simple questions too, where there are some;
+    query-side training also reads the retriever's passage vectors."""
     base = f"results/{wildcards.corpus}"
     inputs = {
         "questions": f"{base}/boolquestions.parquet",
@@ -490,6 +477,8 @@ def training_inputs(wildcards):
     }
     if not is_imported(wildcards):
         inputs["simple"] = f"{base}/questions/simple.parquet"
+    if QUERY_SIDE_ONLY:
+        inputs |= model_embeddings(as_retriever(wildcards))
     return inputs
 
 

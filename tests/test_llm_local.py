@@ -33,6 +33,8 @@ def test_real_embedded_model_answers_and_server_stops(tmp_path):
         for i, topic in enumerate(["Paris", "the Nile", "jazz"])
     ]
     with llm_session(settings, threads=2) as client:
+        assert client.base_url is None  # started at the first call the cache cannot answer
+        client.ensure_started()
         assert port_open(client.base_url)
         results = client.run(requests, progress=False)
         url = client.base_url
@@ -46,11 +48,13 @@ def test_real_embedded_model_answers_and_server_stops(tmp_path):
         cached = again.run(requests, progress=False)
     assert [r.content for r in cached] == [r.content for r in results]
     assert again.accounting.cache_hits == 3 and again.accounting.api_calls == 0
+    assert again.base_url is None  # every answer came from the cache: no server was started
 
 
 def test_server_stops_when_the_job_fails(tmp_path):
     settings = LLMSettings(local_model="smollm2-135m", cache_dir=str(tmp_path))
     with pytest.raises(RuntimeError), llm_session(settings, threads=1) as client:
+        client.ensure_started()
         url = client.base_url
         raise RuntimeError("boom")
     assert not port_open(url)

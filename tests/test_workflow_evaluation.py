@@ -182,9 +182,11 @@ def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
 
 
 # What a change to Table 2's rows reruns besides the models' own jobs: the tests, the table,
-# the two retrieval figures and the config page (the registry is part of the config).
+# the two retrieval figures, the per-question rankings and the config page (the registry is
+# part of the config).
 TABLE2_AND_REPORT = {
     "significance": 1,
+    "rankings": 1,
     "evaluation_tables": 1,
     "document_recall_table": 1,
     "figure": 2,
@@ -257,6 +259,8 @@ def test_changing_one_prompt_reruns_its_questions_and_everything_that_shows_them
             "figure": 3,  # not the cluster sizes and SVD variance
             "llm_accounting": 1,
             "example_questions": 1,
+            "rankings": 1,
+            "audit_sheet": 1,  # the sample is drawn from the kept questions
             "run_config": 1,
             "all": 1,
         }
@@ -361,7 +365,8 @@ def test_the_report_holds_tables_figures_accounting_and_config(evaluated):
         "tables/table1.html", "tables/table2.html", "tables/table3.html",
         "tables/document_recall.html", "tables/provenance.html",
         "tables/significance.html", "tables/llm_accounting.html",
-        "report/examples.html", "report/config.html",
+        "report/examples.html", "report/config.html", "report/rankings.html",
+        "audit/sheet.html",
     }  # fmt: skip
     assert set(by_name) == pages | figures
 

@@ -150,6 +150,12 @@ class LLMClient:
 
     # -- public -------------------------------------------------------------------------------
 
+    def ensure_started(self) -> None:
+        """Start the local server now (otherwise at the first call the cache cannot answer)."""
+        if self._start is not None:
+            self.base_url, self._progress = self._start()
+            self._start = None
+
     def run(self, requests: list[ChatRequest], progress: bool = True) -> list[ChatResult]:
         """Answer every request (from the cache where possible); results in request order."""
         start = time.perf_counter()
@@ -217,9 +223,7 @@ class LLMClient:
         self.accounting.cached_prompt_tokens += sum(r.prompt_tokens for r in cached)
         self.accounting.cached_completion_tokens += sum(r.completion_tokens for r in cached)
         if todo:
-            if self._start is not None:
-                self.base_url, self._progress = self._start()
-                self._start = None
+            self.ensure_started()
             log.info(
                 "%d requests: %d from the cache, %d to ask %s",
                 len(requests),
