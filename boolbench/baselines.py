@@ -72,12 +72,19 @@ def decompose_step(
     write_table_atomic(frame_table(frame, DECOMPOSED_SCHEMA), out)
 
 
+ORACLE_ROW = "Oracle decomposition"
+
+
 def oracle_expressions(questions: pd.DataFrame) -> pd.DataFrame:
-    """The expression recorded when each question was composed (operator, operand questions)."""
+    """The expression recorded when each question was composed (operator, operand questions).
+    An expression with an operand that was never written (e.g. an AND quiz question of a group
+    without a disjunctive question) is incomplete: no operator, so the question keeps the
+    retriever's own run, as a failed decomposition does."""
+    complete = [all(isinstance(t, str) for t in texts) for texts in questions["operand_texts"]]
     return pd.DataFrame(
         {
             "qid": questions["qid"],
-            "operator": questions["operator"],
+            "operator": questions["operator"].where(complete, None),
             "questions": [list(texts) for texts in questions["operand_texts"]],
         }
     )
@@ -189,6 +196,12 @@ def table3_step(
         f"{retriever} run).",
         *(f"{label}: not computed: {why}." for label, why in not_computed.items()),
     ]
+    incomplete = int(oracle_expressions(questions)["operator"].isna().sum())
+    if incomplete and ORACLE_ROW in baseline_runs:
+        notes.append(
+            f"{ORACLE_ROW}: {incomplete} questions have an incomplete recorded expression (an "
+            f"operand was never written); they keep the {retriever} run."
+        )
     if trained:
         notes += contrastive_notes(retriever, base, trained, all_questions, training_side)
     write_table_files(table, TABLE3_COLUMNS, notes, out, "Table 3: baselines")

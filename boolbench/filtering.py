@@ -74,7 +74,7 @@ class AnswererSettings:
     """The `filter` section of the config (without its `llm` override)."""
 
     method: str = "judge"
-    threshold: float = 0.5
+    threshold: float = 0.4
     scope: dict = field(default_factory=lambda: {"and": "question", "or": "expression",
                                                  "not": "expression"})  # fmt: skip
     answer_max_tokens: int = 96

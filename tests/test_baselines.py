@@ -273,3 +273,25 @@ def test_baseline_config_errors():
                 "baselines": {"retriever": "bm25", "train_on": []},
             }
         )
+
+
+def test_an_incomplete_recorded_expression_keeps_the_retrievers_run():
+    from boolbench.baselines import oracle_expressions
+
+    questions = pd.DataFrame(
+        {
+            "qid": ["and-1", "and-2"],
+            "operator": ["AND", "AND"],
+            "operand_texts": [
+                ["What are some poets?", "Who wrote Faust?"],
+                [None, "Who is Su Shi?"],
+            ],
+        }
+    )
+    expressions = oracle_expressions(questions).set_index("qid")
+    assert expressions.loc["and-1", "operator"] == "AND"
+    assert pd.isna(expressions.loc["and-2", "operator"])  # boolean_run takes the fallback run
+    fallback = pd.DataFrame({"qid": ["and-2"], "pid": ["b"], "rank": [1], "score": [1.0]})
+    incomplete = expressions.reset_index().iloc[[1]]
+    run = boolean_run(incomplete, scorer=None, k=10, depth=10, fallback=fallback)
+    assert run[["qid", "pid", "rank"]].values.tolist() == [["and-2", "b", 1]]

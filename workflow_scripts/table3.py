@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.baselines import table3_step
+from boolbench.baselines import ORACLE_ROW, table3_step
 from boolbench.contrastive import contrastive_label
 from boolbench.workflow import script_context
 
@@ -11,7 +11,7 @@ with script_context(snakemake):
     }
     runs = {"Decomposed query": snakemake.input.decomposed}
     if snakemake.input.get("oracle"):
-        runs["Oracle decomposition"] = snakemake.input.oracle
+        runs[ORACLE_ROW] = snakemake.input.oracle
     table3_step(
         snakemake.params.retriever,
         snakemake.input.base_scores,
