@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from boolbench import htmlpage
+from boolbench.constants import TYPES
 from boolbench.errors import InputError, located
 from boolbench.filtering import TOP_LOGPROBS, AnswererSettings, Pair, ask, p_yes
 from boolbench.htmlpage import escape
@@ -29,7 +30,6 @@ from boolbench.llm import ChatRequest, LLMClient
 from boolbench.parquet_io import write_text_atomic
 from boolbench.prompts import Prompt
 
-TYPES = ("AND", "OR", "NOT")
 SHEET_COLUMNS = [
     "qid", "type", "question", "pid", "label", "passage", "judgement", "operator_expressed",
 ]  # fmt: skip

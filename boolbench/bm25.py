@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ import pyarrow.parquet as pq
 from boolbench.corpus import DEFAULT_TEMPLATE, render_passages
 from boolbench.document_scope import DocumentScope
 from boolbench.errors import InputError
-from boolbench.parquet_io import write_table_atomic
+from boolbench.parquet_io import atomic_path, write_table_atomic
 from boolbench.retrievers import ModelSpec
 from boolbench.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
 
@@ -73,13 +72,9 @@ def build_bm25(
     retriever = bm25s.BM25(k1=spec.k1, b=spec.b, method="lucene")
     passages = render_passages(corpus, passage_template)
     retriever.index(tokenize(passages, spec, True), show_progress=False)
-    out_dir = Path(out_dir)
-    temp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
-    shutil.rmtree(temp, ignore_errors=True)
-    retriever.save(str(temp))
-    write_table_atomic(corpus.select(["pid"]), temp / "pids.parquet")
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.replace(temp, out_dir)
+    with atomic_path(out_dir) as temp:
+        retriever.save(str(temp))
+        write_table_atomic(corpus.select(["pid"]), temp / "pids.parquet")
     log.info("bm25 index of %d passages for %s", corpus.num_rows, spec.name)
 
 

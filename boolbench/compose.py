@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from boolbench.constants import TYPES
 from boolbench.generation import (
     QUESTION_FIELDS,
     GenerationSettings,
@@ -42,7 +43,7 @@ from boolbench.llm import LLMClient
 from boolbench.prompts import Prompt
 from boolbench.validation import as_clause, check_question, content_words, strip_question_mark
 
-OPERATORS = ("AND", "OR", "NOT")
+OPERATORS = TYPES  # the operator of each question type
 _LIST = pa.list_(pa.string())
 COMPOSED_SCHEMA = pa.schema(
     [("qid", pa.string()), ("type", pa.string()), ("group", pa.int64()), ("cluster", pa.int64()),

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from boolbench.parquet_io import atomic_path
 from boolbench.retrievers import ModelSpec, load_sentence_transformer
 
 log = logging.getLogger(__name__)
@@ -192,12 +191,8 @@ def batch_layout(batch: pd.DataFrame) -> tuple[list[str], list[int], list[tuple[
 
 def _save(model, out_dir: str | os.PathLike) -> None:
     """Save a SentenceTransformer to `out_dir`, replacing it whole or not at all."""
-    out_dir = Path(out_dir)
-    temp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
-    shutil.rmtree(temp, ignore_errors=True)
-    model.save(str(temp))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.replace(temp, out_dir)
+    with atomic_path(out_dir) as temp:
+        model.save(str(temp))
 
 
 def train(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -24,12 +23,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boolbench import htmlpage
+from boolbench.constants import TYPES
 from boolbench.filtering import verdicts
-from boolbench.parquet_io import write_table_atomic, write_text_atomic
+from boolbench.parquet_io import atomic_path, write_table_atomic, write_text_atomic
 
 log = logging.getLogger(__name__)
 
-TYPES = ("AND", "OR", "NOT")
 DATASET_COLUMNS = [
     "qid", "type", "question", "source", "operator", "operand_qids", "operand_texts",
     "positives", "negatives", "group", "cluster", "split", "prompt_hash", "model",
@@ -178,12 +177,9 @@ def generation_report(steps: dict[str, pd.DataFrame], all_questions: pd.DataFram
 
 
 def _write_lines(path: Path, lines) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(temp, "w", encoding="utf-8") as out:
+    with atomic_path(path) as temp, open(temp, "w", encoding="utf-8") as out:
         for line in lines:
             out.write(line + "\n")
-    os.replace(temp, path)
 
 
 def _corpus_lines(corpus_path):

@@ -16,12 +16,13 @@ import re
 import pandas as pd
 import pyarrow as pa
 
+from boolbench.constants import TYPES
 from boolbench.llm import ChatRequest, LLMClient
 from boolbench.prompts import Prompt
 
 log = logging.getLogger(__name__)
 
-OPERATORS = ("AND", "OR", "NOT")
+OPERATORS = TYPES  # the operator of each question type
 MAX_SUBQUESTIONS = 4
 DECOMPOSED_SCHEMA = pa.schema(
     [

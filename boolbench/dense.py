@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ from boolbench.corpus import DEFAULT_TEMPLATE, shard_passages
 from boolbench.document_scope import DocumentScope
 from boolbench.encoding import load_embeddings, save_npy_atomic
 from boolbench.errors import ConfigError, InputError
+from boolbench.parquet_io import atomic_path
 from boolbench.retrievers import ModelSpec, load_dense_encoder
 from boolbench.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
 
@@ -96,10 +96,8 @@ def build_index(
     for start in range(0, n, 100_000):
         index.add(search_vectors_of(vectors[start : start + 100_000], spec))
     log.info("%s index of %d vectors (dim %d) for %s", kind, n, dim, spec.name)
-    out_path = Path(out_path)
-    temp = out_path.with_name(f".{out_path.name}.tmp-{os.getpid()}")
-    faiss.write_index(index, str(temp))
-    os.replace(temp, out_path)
+    with atomic_path(out_path) as temp:
+        faiss.write_index(index, str(temp))
     return index
 
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boolbench.errors import InputError, located
-from boolbench.parquet_io import read_row_range, row_count, write_table_atomic
+from boolbench.parquet_io import atomic_path, read_row_range, row_count, write_table_atomic
 
 log = logging.getLogger(__name__)
 
@@ -146,11 +146,8 @@ def shard_texts(corpus_path: str | os.PathLike, shard: int, n_shards: int) -> li
 
 
 def save_npy_atomic(array: np.ndarray, path: str | os.PathLike) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}.npy")
-    np.save(temp, array)
-    os.replace(temp, path)
+    with atomic_path(path, suffix=".npy") as temp:  # np.save appends .npy otherwise
+        np.save(temp, array)
 
 
 def pids_path(npy_path: str | os.PathLike) -> Path:
@@ -181,22 +178,20 @@ def gather_shards(
             )
         )
     dim = shards[0].shape[1]
-    out_path = Path(out_path)
-    temp = out_path.with_name(f".{out_path.name}.tmp-{os.getpid()}.npy")
-    # Written through a memory map: never more than one shard in memory.
-    merged = np.lib.format.open_memmap(temp, mode="w+", dtype=np.float32, shape=(total, dim))
-    offset = 0
-    for shard in shards:
-        merged[offset : offset + len(shard)] = shard
-        offset += len(shard)
-    merged.flush()
-    del merged
     meta = {**meta, "dim": int(dim)}
     table = pa.table({"pid": pids}, schema=PIDS_SCHEMA).replace_schema_metadata(
         {"boolbench": json.dumps(meta, sort_keys=True)}
     )
-    write_table_atomic(table, pids_path(out_path))
-    os.replace(temp, out_path)
+    with atomic_path(out_path, suffix=".npy") as temp:
+        # Written through a memory map: never more than one shard in memory.
+        merged = np.lib.format.open_memmap(temp, mode="w+", dtype=np.float32, shape=(total, dim))
+        offset = 0
+        for shard in shards:
+            merged[offset : offset + len(shard)] = shard
+            offset += len(shard)
+        merged.flush()
+        del merged
+        write_table_atomic(table, pids_path(out_path))
 
 
 def load_embeddings(npy_path: str | os.PathLike, mmap: bool = True) -> tuple[list[str], np.ndarray]:

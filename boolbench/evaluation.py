@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from boolbench import htmlpage
+from boolbench.constants import TYPES
 from boolbench.document_scope import document_scope, relevant_of_qrels, relevant_of_questions
 from boolbench.metrics import (
     METRICS,
@@ -38,7 +39,6 @@ from boolbench.provenance import as_metadata
 from boolbench.runs import read_run
 from boolbench.significance import CORRECTION_NAME, TEST_NAME, beats_row_above
 
-TYPES = ("AND", "OR", "NOT")
 SPLITS = ("all", "train", "test")
 SCORES_COLUMNS = ["model", "query_set", "qid", "type", "split", *METRICS]
 METRICS_COLUMNS = ["model", "query_set", "split", "type", "metric", "value", "n_queries"]

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from boolbench.constants import TYPES
 from boolbench.parquet_io import write_bytes_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PathLike = str | os.PathLike
-TYPES = ("AND", "OR", "NOT")
 
 
 def _pyplot():

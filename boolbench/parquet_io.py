@@ -1,8 +1,13 @@
-"""Artifact writing (Parquet and text) that never leaves a half-written file behind."""
+"""Artifact writing (Parquet, text, any file or folder) that never leaves a half-written
+artifact behind: everything is written beside its target and renamed into place
+(`atomic_path`), so a killed job leaves either the old artifact or the new one."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -12,8 +17,29 @@ import pyarrow.parquet as pq
 ROW_GROUP_ROWS = 100_000  # lets later stages read large tables a row group at a time
 
 
-def _temp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
+    """A fresh temporary path beside `path` (ending in `suffix`, for writers that insist on an
+    extension) for the block to write a file or a folder to. If the block succeeds it replaces
+    `path` (a folder whole); if it fails it is removed. Unique per call, so concurrent writers
+    of one path (the LLM cache) never share a temporary file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}{suffix}")
+    try:
+        yield temp
+        if temp.is_dir():
+            _remove(path)  # os.replace cannot replace a non-empty folder
+        os.replace(temp, path)
+    finally:
+        _remove(temp)
 
 
 def write_table_atomic(table: pa.Table, path: str | os.PathLike) -> None:
@@ -24,11 +50,8 @@ def write_table_atomic(table: pa.Table, path: str | os.PathLike) -> None:
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write a file (table, page, figure) to a temporary file and rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_path(path)
-    temp.write_bytes(data)
-    os.replace(temp, path)
+    with atomic_path(path) as temp:
+        temp.write_bytes(data)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -38,18 +61,12 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 @contextmanager
 def parquet_writer(path: str | os.PathLike, schema: pa.Schema):
     """A ParquetWriter whose file appears at `path` only if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_path(path)
-    writer = pq.ParquetWriter(temp, schema)
-    try:
-        yield writer
-        writer.close()
-        os.replace(temp, path)
-    except BaseException:
-        writer.close()
-        temp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as temp:
+        writer = pq.ParquetWriter(temp, schema)
+        try:
+            yield writer
+        finally:
+            writer.close()
 
 
 def read_row_range(

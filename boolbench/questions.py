@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from boolbench.dataset import DATASET_COLUMNS, DATASET_SCHEMA, TYPES
 from boolbench.errors import InputError, located
-from boolbench.parquet_io import write_table_atomic, write_text_atomic
+from boolbench.parquet_io import atomic_path, write_table_atomic, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -436,10 +436,7 @@ def export_released(questions_path: PathLike, corpus_path: PathLike, out: dict[s
     parquet = pq.ParquetFile(corpus_path)
     titled = pc.any(pc.is_valid(pq.read_table(corpus_path, columns=["title"]).column("title")))
     with_title = bool(titled.as_py())
-    path = Path(out["corpus"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(temp, "w", encoding="utf-8") as handle:
+    with atomic_path(out["corpus"]) as temp, open(temp, "w", encoding="utf-8") as handle:
         for batch in parquet.iter_batches(columns=["pid", "text", "title"]):
             pids, texts, titles = (batch.column(i).to_pylist() for i in range(3))
             for pid, text, title in zip(pids, texts, titles, strict=True):
@@ -447,4 +444,3 @@ def export_released(questions_path: PathLike, corpus_path: PathLike, out: dict[s
                 if with_title:
                     record["title"] = title or ""
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(temp, path)

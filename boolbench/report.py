@@ -19,12 +19,12 @@ import pyarrow.parquet as pq
 import yaml
 
 from boolbench import htmlpage
+from boolbench.constants import TYPES
 from boolbench.errors import BoolbenchError
 from boolbench.htmlpage import escape
 from boolbench.parquet_io import write_text_atomic
 
 PathLike = str | os.PathLike
-TYPES = ("AND", "OR", "NOT")
 ACCOUNTING_COLUMNS = [
     "step",
     "requests",

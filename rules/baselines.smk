@@ -21,6 +21,7 @@ rule decompose_questions:
         "benchmarks/{corpus}/decompose_questions/shard-{shard}-of-{n_shards}.tsv"
     conda:
         "../envs/llm.yaml"
+    threads: 2
     resources:
         llm_slots=1,
     params:
@@ -58,6 +59,7 @@ rule boolean_operation_run:
         "benchmarks/{corpus}/baselines/{method}_run.tsv"
     conda:
         "../envs/retrieve.yaml"
+    threads: 2
     params:
         retriever=BASELINES["retriever"],
         model=baseline_retriever_params,
@@ -79,6 +81,7 @@ rule train_contrastive:
         "benchmarks/{corpus}/baselines/train_contrastive-{subset}.tsv"
     conda:
         "../envs/retrieve.yaml"
+    threads: 2
     params:
         model=baseline_retriever_params,
         training=BASELINES["training"],

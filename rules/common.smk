@@ -81,8 +81,9 @@ GENERATION_PARAMS = {
 }
 
 # The question-generation chain (encoding for clustering, clustering, candidates, the LLM
-# stages) runs before the model encodings when both could: everything that generates waits on
-# it, while the encodings only have to be done by the time the questions are.
+# stages, their gathers and the dataset) runs before the model encodings when both could:
+# everything that generates waits on it, while the encodings only have to be done by the time
+# the questions are. A gather without it waits behind a model's encoding job (2 cores).
 GENERATION_PRIORITY = 10
 
 

@@ -11,6 +11,7 @@ rule extract_pdf:
     priority: GENERATION_PRIORITY
     conda:
         "../envs/corpus.yaml"
+    threads: 2
     params:
         path=lambda wc: corpus_entry(wc)["path"],
         extraction=lambda wc: corpus_entry(wc)["extraction"],

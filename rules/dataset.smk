@@ -11,6 +11,7 @@ rule assemble_dataset:
         "logs/{corpus}/assemble_dataset.log",
     wildcard_constraints:
         corpus=GENERATED_CORPORA,
+    priority: GENERATION_PRIORITY
     conda:
         "../envs/corpus.yaml"
     params:

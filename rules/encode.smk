@@ -10,6 +10,7 @@ rule encode_shard:
     priority: GENERATION_PRIORITY
     conda:
         "../envs/encode.yaml"
+    threads: 2
     params:
         encoder=encoder_params,
     script:

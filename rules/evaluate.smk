@@ -19,6 +19,7 @@ rule encode_model_shard:
         model=DENSE_MODELS,
     conda:
         "../envs/retrieve.yaml"
+    threads: 2
     params:
         model=model_encoding,
     script:
@@ -57,6 +58,7 @@ rule build_faiss_index:
         model=DENSE_MODELS,
     conda:
         "../envs/retrieve.yaml"
+    threads: 2
     params:
         model=lambda wc: model_encoding(wc)
         | {k: model_entry(wc)[k] for k in ("similarity", "index")},
@@ -103,6 +105,7 @@ rule search:
         model=FIRST_STAGE_MODELS,
     conda:
         "../envs/retrieve.yaml"
+    threads: 2
     params:
         model=model_search_params,
         depth=config["evaluation"]["depth"],
@@ -129,6 +132,7 @@ rule rerank:
         model=RERANKERS,
     conda:
         "../envs/retrieve.yaml"
+    threads: 2
     params:
         model=model_search_params,
         depth=rerank_depth,

@@ -22,6 +22,7 @@ rule atomic_questions:
     priority: GENERATION_PRIORITY
     conda:
         "../envs/llm.yaml"
+    threads: 2
     resources:
         llm_slots=1,
     params:
@@ -59,6 +60,7 @@ rule compose_questions:
     priority: GENERATION_PRIORITY
     conda:
         "../envs/llm.yaml"
+    threads: 2
     resources:
         llm_slots=1,
     params:
@@ -97,6 +99,7 @@ rule filter_questions:
     priority: GENERATION_PRIORITY
     conda:
         "../envs/llm.yaml"
+    threads: 2
     resources:
         llm_slots=1,
     params:
@@ -122,6 +125,7 @@ rule gather_atomic_questions:
         accounting="results/{corpus}/llm_accounting/{kind}.json",
     log:
         "logs/{corpus}/gather_{kind}_questions.log",
+    priority: GENERATION_PRIORITY
     localrule: True
     run:
         gather_stage(input, output.questions, output.accounting, log)
@@ -136,6 +140,7 @@ rule gather_composed_questions:
         accounting="results/{corpus}/llm_accounting/compose_{operator}.json",
     log:
         "logs/{corpus}/gather_compose_{operator}.log",
+    priority: GENERATION_PRIORITY
     localrule: True
     run:
         gather_stage(input, output.questions, output.accounting, log)
@@ -152,6 +157,7 @@ rule gather_answers:
         accounting="results/{corpus}/llm_accounting/filter.json",
     log:
         "logs/{corpus}/gather_filter.log",
+    priority: GENERATION_PRIORITY
     localrule: True
     run:
         gather_stage(input, output.answers, output.accounting, log)

@@ -1,3 +1,13 @@
+"""Shared test fixtures.
+
+Tests come in two groups, marked automatically (pyproject registers the markers):
+- `workflow`: tests that run the real Snakefile through `Workflow`: those that take the
+  `workflow` fixture (marked here) and the modules whose fixtures build one (test_workflow*.py,
+  test_slurm.py: `pytestmark` at their top); `slurm` marks the real-SLURM test on top.
+- `unit`: everything else (the library, without Snakemake).
+`pytest -m unit` skips the workflow runs (most of the suite's time); `pytest` runs both.
+"""
+
 import os
 import subprocess
 import sys
@@ -104,3 +114,12 @@ def parse_job_stats(output: str) -> dict[str, int]:
 @pytest.fixture
 def workflow(tmp_path) -> Workflow:
     return Workflow(tmp_path)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test `workflow` (it runs the real Snakefile) or `unit`."""
+    for item in items:
+        if "workflow" in item.fixturenames:
+            item.add_marker(pytest.mark.workflow)
+        if not item.get_closest_marker("workflow"):
+            item.add_marker(pytest.mark.unit)

@@ -173,3 +173,30 @@ def test_profiles_retry_failed_jobs(profile):
     text = (REPO / "profiles" / profile / "config.yaml").read_text()
     assert re.search(r"^retries: [1-9]", text, re.M)
     assert "* attempt" in text  # a retried job asks for more memory
+
+
+def test_the_rules_declare_their_threads_and_the_default_profile_sets_none(workflow):
+    profile = (REPO / "profiles" / "default" / "config.yaml").read_text()
+    assert "\nset-threads:" not in profile
+    jobs = dry_run(workflow, "default")
+    for rule in ("encode_shard", "atomic_questions", "filter_questions", "search"):
+        assert jobs[rule]["threads"] == "2", rule
+    assert jobs["sample_candidates"]["threads"] == "1"
+
+
+def test_the_generation_chain_goes_before_the_model_encodings(workflow):
+    """Priorities: on 2 cores the LLM chain (and its gathers) must not wait behind a model's
+    encoding job, which only has to be done by the time the questions are."""
+    config = tiny_config(models={"l3": {"kind": "onnx"}, "bm25": {"kind": "bm25"}})
+    workflow.write_config(config)
+    output = workflow.run("--dry-run").stdout
+    priority = {}
+    for block in output.split("\n\n"):
+        match = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+        if match:
+            found = re.search(r"^    priority: (\d+)$", block, re.M)
+            priority.setdefault(match.group(1), int(found.group(1)) if found else 0)
+    chain = ["encode_shard", "cluster", "sample_candidates", "atomic_questions",
+             "gather_atomic_questions", "compose_questions", "gather_composed_questions",
+             "filter_questions", "gather_answers", "assemble_dataset"]  # fmt: skip
+    assert all(priority[rule] > priority["encode_model_shard"] for rule in chain), priority

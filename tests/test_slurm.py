@@ -16,11 +16,15 @@ from tests.conftest import REPO, Workflow
 from tests.scripted_llm import respond, scripted_config
 from tests.slurm_cluster import SlurmCluster, missing_binaries
 
-pytestmark = pytest.mark.skipif(
-    bool(missing_binaries()),
-    reason=f"SLURM binaries absent ({', '.join(missing_binaries())}): "
-    "apt-get install slurmctld slurmd slurm-client munge (as .ci/run does)",
-)
+pytestmark = [
+    pytest.mark.workflow,  # a real SLURM cluster runs the real Snakefile
+    pytest.mark.slurm,
+    pytest.mark.skipif(
+        bool(missing_binaries()),
+        reason=f"SLURM binaries absent ({', '.join(missing_binaries())}): "
+        "apt-get install slurmctld slurmd slurm-client munge (as .ci/run does)",
+    ),
+]
 
 NODE_MEMORY_MB = 8000  # below ingest's 16,000 MB request: the profile must cap it
 TARGET = "results/nq/questions/simple.parquet"

@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import tiny_config
 
+pytestmark = pytest.mark.workflow  # runs the real Snakefile
+
 FULL_CHAIN = {
     "ingest": 1,
     "encode_shard": 2,

@@ -22,6 +22,8 @@ from tests.scripted_llm import respond, scripted_config
 from tests.test_report import Tables
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
 
+pytestmark = pytest.mark.workflow  # runs the real Snakefile
+
 
 def registry(models_dir):
     return {

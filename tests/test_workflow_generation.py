@@ -10,6 +10,8 @@ from boolbench.llm.fake_server import FakeOpenAIServer
 from tests.conftest import Workflow, tiny_config
 from tests.scripted_llm import respond, scripted_config
 
+pytestmark = pytest.mark.workflow  # runs the real Snakefile
+
 LLM_STEPS = ["simple", "disjunctive", *(f"compose_{op}" for op in ("and", "or", "not")), "filter"]
 
 

@@ -28,6 +28,8 @@ from tests.released_layout import (
 from tests.scripted_llm import respond, scripted_config
 from tests.tiny_models import tiny_cross_encoder, tiny_decoder_embedder, tiny_two_tower
 
+pytestmark = pytest.mark.workflow  # runs the real Snakefile
+
 TEMPLATE = "{title} [SEP] {text}"
 # Rules of the generation pipeline: none may be planned for a corpus with `questions:`.
 GENERATION_RULES = {

