@@ -131,18 +131,35 @@ TABLE1_NOTES = [
 ]
 
 
+def check_line(rates: dict) -> str:
+    """The answerer check (filtering.check_rates) as the sentence under Table 1."""
+
+    def share(name: str, n: str) -> str:
+        value = rates[name]
+        return f"{'-' if pd.isna(value) else f'{100 * value:.1f}%'} of {rates[n]}"
+
+    return (
+        "Answerer check (the filter is only as good as these): the answerer accepts a simple "
+        f"question's own passage in {share('accept_own', 'n_own')} pairs, refuses a passage "
+        f"of another cluster in {share('reject_other', 'n_other')} and a sibling of the same "
+        f"group in {share('reject_sibling', 'n_sibling')}."
+    )
+
+
 def write_table1(table: pd.DataFrame, csv_out, md_out, html_out, notes=None) -> None:
-    """tables/table1.csv (numbers), .md and .html (`notes` below it: TABLE1_NOTES by default)."""
+    """tables/table1.csv (numbers), .md and .html (`notes` below both: TABLE1_NOTES by
+    default)."""
+    notes = notes or TABLE1_NOTES
     write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
     rows = [[_cell(v) for v in row] for row in table.itertuples(False)]
     header = "| " + " | ".join(table.columns) + " |"
     rule = "|" + "|".join("---" for _ in table.columns) + "|"
     body = ["| " + " | ".join(row) + " |" for row in rows]
-    write_text_atomic(md_out, "\n".join([header, rule, *body]) + "\n")
+    write_text_atomic(md_out, "\n".join([header, rule, *body, "", *notes]) + "\n")
     html_rows = [[htmlpage.escape(c) for c in row] for row in rows]
     html = htmlpage.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)
     htmlpage.write_page(
-        html_out, "Table 1: dataset statistics", html + htmlpage.notes(notes or TABLE1_NOTES)
+        html_out, "Table 1: dataset statistics", html + htmlpage.notes(notes)
     )
 
 

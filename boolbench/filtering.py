@@ -292,7 +292,7 @@ class Operands:
         first = self.disjunctive_holds(qids[0], pid)
         if question.type == "NOT" and question.source == "template" and question.status == "ok":
             # template mode names the excluded passage's subject: that exclusion holds by
-            # construction, and the answerer checks that the others are of the shared kind
+            # construction (and with kinds, so does membership: such a question always passes)
             second = pid not in set(question.negatives)
         elif question.type == "NOT":
             second = self.simple(qids[1], pid)

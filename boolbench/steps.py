@@ -153,7 +153,8 @@ def statistics_step(
     """Table 1 with the answerer check under it, and generation_report.json."""
     table = pd.read_parquet(all_questions)
     rates = filtering.check_rates(pd.read_parquet(check))
-    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out, rates)
+    notes = [*dataset.TABLE1_NOTES, dataset.check_line(rates)]
+    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out, notes)
     report = dataset.generation_report({k: pd.read_parquet(v) for k, v in steps.items()}, table)
     report["answerer_check"] = rates
     write_text_atomic(report_out, json.dumps(report, indent=2, sort_keys=True) + "\n")

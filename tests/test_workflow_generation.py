@@ -57,6 +57,11 @@ def test_dataset_outputs(scripted):
     )
     for step in LLM_STEPS:
         assert accounting(flow, step)["api_calls"] > 0
+    # Table 1 says how far the filter can be trusted: the answerer check, with its counts.
+    check = report["answerer_check"]
+    for path in ("results/tiny/tables/table1.md", "results/tiny/tables/table1.html"):
+        text = flow.path(path).read_text()
+        assert f"own passage in {100 * check['accept_own']:.1f}% of {check['n_own']} pairs" in text
 
 
 def test_changing_one_prompt_reruns_only_its_jobs(scripted):
