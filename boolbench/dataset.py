@@ -158,9 +158,7 @@ def write_table1(table: pd.DataFrame, csv_out, md_out, html_out, notes=None) -> 
     write_text_atomic(md_out, "\n".join([header, rule, *body, "", *notes]) + "\n")
     html_rows = [[htmlpage.escape(c) for c in row] for row in rows]
     html = htmlpage.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)
-    htmlpage.write_page(
-        html_out, "Table 1: dataset statistics", html + htmlpage.notes(notes)
-    )
+    htmlpage.write_page(html_out, "Table 1: dataset statistics", html + htmlpage.notes(notes))
 
 
 def _cell(value) -> str:
