@@ -201,7 +201,12 @@ def _read_boolbench(path: Path) -> pd.DataFrame:
         frame = frame[frame["kept"].fillna(False).astype(bool)]
     for column in ("positives", "negatives", "operand_qids", "operand_texts"):
         if column in frame:
-            frame[column] = [[] if v is None else [str(p) for p in v] for v in frame[column]]
+            # an operand that was never written stays None (the oracle skips such expressions)
+            keep_none = column == "operand_texts"
+            frame[column] = [
+                [] if v is None else [None if p is None and keep_none else str(p) for p in v]
+                for v in frame[column]
+            ]
     if "split" not in frame:
         frame["split"] = None
     return frame[[c for c in frame.columns if c in (*_RAW_COLUMNS, *_EXPRESSION_COLUMNS)]]

@@ -136,7 +136,9 @@ def test_another_runs_dataset_and_its_beir_export(released, tmp_path):
             "source": "llm",
             "operator": [r["question_type"].upper() for r in records],
             "operand_qids": [["s1", "s2"]] * len(records),
-            "operand_texts": [["What is a?", "What is b?"]] * len(records),
+            # the first: an operand that was never written (kept as None, not "None")
+            "operand_texts": [[None, "What is b?"]]
+            + [["What is a?", "What is b?"]] * (len(records) - 1),
             "positives": [[c["passage_id"] for c in r["positive_ctxs"]] for r in records],
             "negatives": [[c["passage_id"] for c in r["negative_ctxs"]] for r in records],
             "group": [10 + i for i in range(len(records))],
