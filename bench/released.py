@@ -16,13 +16,11 @@ costs about a second per question and depends on the LLM, not on the models eval
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import yaml
@@ -30,6 +28,10 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+CORPUS = "released"  # the one corpus entry of the run
+
+sys.path.insert(0, str(REPO / "bench"))
+from stages import read_benchmarks  # noqa: E402
 
 from tests.released_layout import (  # noqa: E402
     released_corpus,
@@ -39,24 +41,22 @@ from tests.released_layout import (  # noqa: E402
 )
 
 
-def stage_times(benchmarks: Path) -> dict[str, tuple[float, float]]:
+def stage_times(work: Path, corpus: str) -> dict[str, tuple[float, float]]:
     """(wall, CPU) seconds per stage, summed over a stage's jobs (e.g. encoding shards), from
-    the jobs' benchmark TSVs. On a shared machine CPU seconds say more than wall seconds."""
-    times: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for path in sorted(benchmarks.rglob("*.tsv")):
-        with open(path) as handle:
-            row = next(csv.DictReader(handle, delimiter="\t"))
-        relative = path.relative_to(benchmarks).with_suffix("")
-        parts = relative.parts[1:]  # drop the corpus; models/{model}/{step}[-shard]
-        models = parts[0] == "models"
-        stage = f"{parts[1]}: {parts[2].split('-')[0]}" if models else "/".join(parts)
-        times[stage][0] += float(row["s"])
-        times[stage][1] += float(row["cpu_time"])
-    return {stage: (wall, cpu) for stage, (wall, cpu) in times.items()}
+    the jobs' benchmark files (read by bench/stages.py). On a shared machine CPU seconds say
+    more than wall seconds."""
+    jobs = read_benchmarks(work, corpus)
+    parts = jobs["job"].str.split("/")
+    # models/{model}/{step}[-shard] -> "{model}: {step}"; other jobs keep their path
+    jobs["stage"] = [
+        f"{p[1]}: {p[2].split('-')[0]}" if p[0] == "models" else "/".join(p) for p in parts
+    ]
+    sums = jobs.groupby("stage")[["s", "cpu_s"]].sum()
+    return {stage: (row.s, row.cpu_s) for stage, row in sums.iterrows()}
 
 
 def print_stages(work: Path) -> None:
-    times = stage_times(work / "benchmarks")
+    times = stage_times(work, CORPUS)
     print("stage (from the jobs' benchmark files)                 wall s    CPU s")
     for stage, (wall, cpu) in sorted(times.items(), key=lambda item: -item[1][0]):
         print(f"  {stage:50s} {wall:8.1f} {cpu:8.1f}")
@@ -97,7 +97,7 @@ def main() -> None:
     config = {
         "seed": args.seed,
         "corpora": {
-            "released": {
+            CORPUS: {
                 "source": "boolquestions",
                 "path": "data/corpus.jsonl",
                 "questions": "data/eval.jsonl",
@@ -105,7 +105,7 @@ def main() -> None:
         },
     }
     (work / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    base = "results/released"
+    base = f"results/{CORPUS}"
     targets = [f"{base}/tables/table2.md", f"{base}/trec/qrels.txt"]
     targets += [
         f"{base}/runs/{m}.trec" for m in ("minilm-l6", "e5-small-q4", "minilm-l3-onnx", "bm25")
