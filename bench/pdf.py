@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from boolbench.corpus import vital_articles_path  # noqa: E402
-from boolbench.pdf import ExtractionSettings  # noqa: E402
-from boolbench.pdf_corpus import extract_collection, pdf_files, token_prf  # noqa: E402
+from boolbench.corpus.pdf import ExtractionSettings  # noqa: E402
+from boolbench.corpus.pdf_collection import extract_collection, pdf_files, token_prf  # noqa: E402
+from boolbench.corpus.sources import vital_articles_path  # noqa: E402
 from tests.pdf_builder import two_column_paper  # noqa: E402
 
 

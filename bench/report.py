@@ -73,7 +73,7 @@ def render(chromium: str, report: Path, screenshot: Path) -> list[str]:
 def significance_speed() -> tuple[float, float]:
     from scipy.stats import permutation_test
 
-    from boolbench.significance import randomisation_test
+    from boolbench.report.significance import randomisation_test
 
     rng = np.random.default_rng(0)
     a, b = rng.random(10_000), rng.random(10_000)

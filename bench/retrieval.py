@@ -42,9 +42,9 @@ def numpy_path(embeddings: str, queries: np.ndarray, threads: int) -> dict:
 
 
 def ours_path(embeddings: str, queries: np.ndarray, threads: int) -> dict:
-    from boolbench.dense import build_index, search_vectors
-    from boolbench.encoding import load_embeddings
-    from boolbench.retrievers import ModelSpec
+    from boolbench.retrieval.dense import build_index, search_vectors
+    from boolbench.retrieval.embeddings import load_embeddings
+    from boolbench.retrieval.registry import ModelSpec
 
     spec = ModelSpec(name="bench", kind="onnx", similarity="dot", index={"type": "flat"})
     start = time.perf_counter()

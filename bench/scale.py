@@ -47,7 +47,7 @@ INDEXES = {
 
 def build_inputs(base: Path, size: int, work: Path) -> dict[str, Path]:
     """A size-N source corpus and embeddings file made from the real wiki ones."""
-    from boolbench.encoding import PIDS_SCHEMA, pids_path
+    from boolbench.retrieval.embeddings import PIDS_SCHEMA, pids_path
 
     corpus = pq.read_table(base / "corpus.parquet", columns=["pid", "title", "text"])
     vectors = np.load(base / "embeddings.npy", mmap_mode="r")
@@ -76,10 +76,10 @@ def build_inputs(base: Path, size: int, work: Path) -> dict[str, Path]:
 
 def stage(name: str, folder: Path) -> None:
     """Run one stage on the files in `folder` (in the child process)."""
-    from boolbench import clustering
-    from boolbench.corpus import SourceSpec, ingest
-    from boolbench.dense import build_index, load_index, search_vectors
-    from boolbench.retrievers import ModelSpec
+    from boolbench.corpus.sources import SourceSpec, ingest
+    from boolbench.grouping import clustering
+    from boolbench.retrieval.dense import build_index, load_index, search_vectors
+    from boolbench.retrieval.registry import ModelSpec
 
     emb = folder / "embeddings.npy"
     if name == "ingest":

@@ -226,7 +226,7 @@ def check_corpus_sizes(config: dict[str, Any], source: str = "config") -> None:
     """Sizes that are known before anything runs (a corpus `limit`, a Parquet file's row count,
     the packaged Wikipedia articles) against the clustering sample they must fill, so that a
     too large clustering.sample_size fails now, not after the whole corpus is encoded."""
-    from boolbench.corpus import SourceSpec
+    from boolbench.corpus.sources import SourceSpec
 
     for name, corpus in config["corpora"].items():
         if corpus["source"] == "pdf" or corpus["grouping"] != "cluster" or corpus.get("questions"):

@@ -69,7 +69,7 @@ def model_spec(snakemake, name: str):
     """The job's retriever (params.model). A contrastive model is loaded from the job's input
     folder, not from the results/ path in its params: with a storage provider (profiles/
     kubernetes) the job sees its inputs at local copies elsewhere."""
-    from boolbench.retrievers import ModelSpec
+    from boolbench.retrieval.registry import ModelSpec
 
     entry = dict(snakemake.params.model)
     trained = snakemake.input.get("trained")

@@ -11,17 +11,17 @@ sys.path.insert(
 from snakemake.exceptions import WorkflowError
 
 from boolbench.artifacts import export_rules
-from boolbench.contrastive import contrastive_label
+from boolbench.baselines.contrastive import contrastive_label
 from boolbench.config import check_corpus_sizes, step_llm, validate_config
-from boolbench.corpus import SourceSpec
+from boolbench.corpus.sources import SourceSpec
 from boolbench.errors import BoolbenchError
-from boolbench.figures import FIGURES
-from boolbench.pdf_corpus import pdf_files
-from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
-from boolbench.questions import question_facts
-from boolbench.report import corpus_config
-from boolbench.steps import gather_accounting, gather_shards
-from boolbench.retrievers import (
+from boolbench.report.figures import FIGURES
+from boolbench.corpus.pdf_collection import pdf_files
+from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
+from boolbench.corpus.question_sets import question_facts
+from boolbench.report.pages import corpus_config
+from boolbench.generation.steps import gather_accounting, gather_shards
+from boolbench.retrieval.registry import (
     DENSE_KINDS,
     encoding_params,
     non_default_keys,

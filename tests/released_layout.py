@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from boolbench.corpus import IngestReport, SourceSpec, iter_passages, original_queries
+from boolbench.corpus.sources import IngestReport, SourceSpec, iter_passages, original_queries
 
 
 def wikipedia_articles(limit: int | None) -> pd.DataFrame:
     """pid, title, text, description (None for the few articles without one) and topic of the
     first `limit` embedded articles (the passages a `vital_articles` corpus with that limit
     ingests)."""
-    from boolbench.corpus import _load_vital_articles, vital_articles_path
+    from boolbench.corpus.sources import _load_vital_articles, vital_articles_path
 
     spec = SourceSpec(source="vital_articles", limit=limit)
     passages = pd.concat(list(iter_passages(spec, IngestReport())), ignore_index=True)

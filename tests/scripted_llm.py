@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from boolbench.prompts import Prompt
+from boolbench.generation.prompts import Prompt
 from tests.conftest import tiny_config
 
 TEST_PROMPTS = {

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from boolbench.audit import (
+from boolbench.errors import InputError
+from boolbench.generation.audit import (
     audit_sheet,
     confusion,
     judge_sheet,
@@ -12,11 +13,10 @@ from boolbench.audit import (
     write_confusion,
     write_sheet,
 )
-from boolbench.errors import InputError
-from boolbench.filtering import AnswererSettings
+from boolbench.generation.filtering import AnswererSettings
+from boolbench.generation.prompts import Prompt
 from boolbench.llm.fake_server import FakeOpenAIServer
-from boolbench.prompts import Prompt
-from boolbench.report import ranking_rows, write_rankings
+from boolbench.report.pages import ranking_rows, write_rankings
 from tests.scripted_llm import prompt, respond
 from tests.test_generation import scripted_client
 

@@ -7,9 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boolbench.bm25 import build_bm25
-from boolbench.boolean_ops import BM25Scorer, boolean_run, merge
-from boolbench.contrastive import (
+from boolbench.baselines.boolean_ops import BM25Scorer, boolean_run, merge
+from boolbench.baselines.contrastive import (
     TrainingSettings,
     batch_layout,
     train,
@@ -17,11 +16,12 @@ from boolbench.contrastive import (
     training_examples,
     training_rows,
 )
-from boolbench.decompose import decompose, parse_expression
+from boolbench.baselines.decompose import decompose, parse_expression
+from boolbench.generation.prompts import Prompt
 from boolbench.llm import LLMClient, LLMSettings
 from boolbench.llm.fake_server import FakeOpenAIServer
-from boolbench.prompts import Prompt
-from boolbench.retrievers import ModelSpec, load_dense_encoder
+from boolbench.retrieval.bm25 import build_bm25
+from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
 from tests.test_retrieval import PASSAGES, write_corpus
 from tests.tiny_models import tiny_sentence_transformer
 
@@ -276,7 +276,7 @@ def test_baseline_config_errors():
 
 
 def test_an_incomplete_recorded_expression_keeps_the_retrievers_run():
-    from boolbench.baselines import oracle_expressions
+    from boolbench.baselines.steps import oracle_expressions
 
     questions = pd.DataFrame(
         {

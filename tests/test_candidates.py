@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
-from boolbench.candidates import draw_candidates
 from boolbench.errors import ConfigError
+from boolbench.grouping.candidates import draw_candidates
 
 
 def groups(sizes):

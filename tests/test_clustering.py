@@ -6,8 +6,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from boolbench import clustering
-from boolbench.clustering import (
+from boolbench.errors import ConfigError, InputError
+from boolbench.grouping import clustering
+from boolbench.grouping.clustering import (
     ClusteringSettings,
     assign_corpus,
     check_memory,
@@ -17,8 +18,7 @@ from boolbench.clustering import (
     reduce,
     sample_rows,
 )
-from boolbench.encoding import PIDS_SCHEMA, pids_path
-from boolbench.errors import ConfigError, InputError
+from boolbench.retrieval.embeddings import PIDS_SCHEMA, pids_path
 
 
 def write_embeddings(path, vectors):

@@ -4,7 +4,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from boolbench.corpus import SourceSpec, ingest
+from boolbench.corpus.sources import SourceSpec, ingest
 from boolbench.errors import InputError
 
 
@@ -215,7 +215,7 @@ def test_duplicate_ids_name_both_lines(tmp_path):
 
 
 def test_duplicate_ids_across_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr("boolbench.corpus.BATCH_ROWS", 2)
+    monkeypatch.setattr("boolbench.corpus.sources.BATCH_ROWS", 2)
     path = write(tmp_path / "c.jsonl", "".join(f'{{"pid": "{p}", "text": "t"}}\n' for p in "abcda"))
     message = ingest_error(tmp_path, source="jsonl", path=str(path))
     assert message == f"{path}, line 5: duplicate passage id 'a' (first at line 1)"
@@ -300,7 +300,7 @@ def test_failed_ingest_leaves_no_partial_output(tmp_path):
 
 
 def test_size_bounds_known_without_reading_the_corpus(tmp_path):
-    from boolbench.corpus import vital_articles_path
+    from boolbench.corpus.sources import vital_articles_path
 
     articles = len(json.loads(vital_articles_path().read_text()))
     packaged = SourceSpec(source="vital_articles")

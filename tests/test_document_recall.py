@@ -8,15 +8,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boolbench.bm25 import build_bm25, search_bm25
-from boolbench.dense import build_index, document_run_dense, load_index, search_vectors
-from boolbench.document_scope import DocumentScope, document_scope, relevant_of_qrels
-from boolbench.encoding import save_npy_atomic
-from boolbench.evaluation import aggregate, score_model, write_document_recall_table
-from boolbench.rerank import load_cross_encoder, rerank_document_run
-from boolbench.retrieve import search
-from boolbench.retrievers import ModelSpec, load_dense_encoder
-from boolbench.runs import RUN_SCHEMA, QuerySet, read_run, write_run
+from boolbench.retrieval.bm25 import build_bm25, search_bm25
+from boolbench.retrieval.dense import build_index, document_run_dense, load_index, search_vectors
+from boolbench.retrieval.document_scope import DocumentScope, document_scope, relevant_of_qrels
+from boolbench.retrieval.embeddings import save_npy_atomic
+from boolbench.retrieval.evaluation import aggregate, score_model, write_document_recall_table
+from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.rerank import load_cross_encoder, rerank_document_run
+from boolbench.retrieval.runs import RUN_SCHEMA, QuerySet, read_run, write_run
+from boolbench.retrieval.search import search
 from tests.test_retrieval import PASSAGES
 from tests.tiny_models import tiny_cross_encoder
 

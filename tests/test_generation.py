@@ -6,10 +6,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from boolbench import dataset
-from boolbench.compose import compose
-from boolbench.filtering import AnswererSettings, check_rates, filter_and_check, p_yes, verdicts
-from boolbench.generation import (
+from boolbench.generation import dataset
+from boolbench.generation.compose import compose
+from boolbench.generation.filtering import (
+    AnswererSettings,
+    check_rates,
+    filter_and_check,
+    p_yes,
+    verdicts,
+)
+from boolbench.generation.prompts import Prompt
+from boolbench.generation.questions import (
     GenerationSettings,
     disjunctive_questions,
     kind_key,
@@ -19,7 +26,6 @@ from boolbench.generation import (
 from boolbench.llm import LLMClient, LLMSettings
 from boolbench.llm.client import ChatResult
 from boolbench.llm.fake_server import FakeOpenAIServer
-from boolbench.prompts import Prompt
 from tests.scripted_llm import BASE_SEED, SMALL_PROMPTS, TEMPLATES, prompt, respond
 
 GROUPS = [
@@ -381,8 +387,8 @@ def test_table1_on_a_hand_checked_case():
 
 
 def test_beir_export_matches_the_dataset(tmp_path):
-    from boolbench.corpus import CORPUS_SCHEMA
-    from boolbench.parquet_io import write_table_atomic
+    from boolbench.corpus.sources import CORPUS_SCHEMA
+    from boolbench.io import write_table_atomic
 
     _, kept = small_dataset()
     kept.loc[0, "split"], kept.loc[1, "split"] = "test", "train"

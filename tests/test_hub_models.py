@@ -8,14 +8,14 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from boolbench.bm25 import build_bm25, search_bm25
 from boolbench.config import load_config_file, validate_config
-from boolbench.corpus import passage_texts, render_passages
-from boolbench.dense import encode_model_shard
+from boolbench.corpus.sources import passage_texts, render_passages
 from boolbench.errors import ConfigError
-from boolbench.provenance import model_provenance, provenance_rows
-from boolbench.retrievers import ModelSpec, load_dense_encoder
-from boolbench.runs import QuerySet
+from boolbench.retrieval.bm25 import build_bm25, search_bm25
+from boolbench.retrieval.dense import encode_model_shard
+from boolbench.retrieval.provenance import model_provenance, provenance_rows
+from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.runs import QuerySet
 from tests.conftest import REPO, tiny_config
 from tests.tiny_models import tiny_decoder_embedder, tiny_two_tower
 

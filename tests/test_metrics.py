@@ -8,15 +8,15 @@ import pandas as pd
 import pytest
 from ir_measures import RR, R, nDCG
 
-from boolbench.evaluation import aggregate
-from boolbench.metrics import (
+from boolbench.retrieval.evaluation import aggregate
+from boolbench.retrieval.metrics import (
     document_cutoff,
     document_recall_name,
     is_document_recall,
     per_query,
     per_query_document_recall,
 )
-from boolbench.runs import rank_hits
+from boolbench.retrieval.runs import rank_hits
 
 
 def run_of(ranked: dict[str, list[str]]) -> pd.DataFrame:

@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 
 from boolbench.config import validate_config
-from boolbench.errors import ConfigError, InputError
-from boolbench.pdf import (
+from boolbench.corpus.pdf import (
     Box,
     ExtractionSettings,
     Unreadable,
@@ -15,7 +14,13 @@ from boolbench.pdf import (
     join_lines,
     split_paragraph,
 )
-from boolbench.pdf_corpus import extract_collection, extraction_quality, pdf_files, token_prf
+from boolbench.corpus.pdf_collection import (
+    extract_collection,
+    extraction_quality,
+    pdf_files,
+    token_prf,
+)
+from boolbench.errors import ConfigError, InputError
 from tests.conftest import tiny_config
 from tests.pdf_builder import (
     HEADER,
@@ -182,7 +187,7 @@ def run_collection(root, out, **kwargs):
 
 def test_collection_skips_bad_files_with_one_line_each(tmp_path, caplog):
     good = build_collection(tmp_path / "pdfs")
-    with caplog.at_level(logging.WARNING, logger="boolbench.pdf_corpus"):
+    with caplog.at_level(logging.WARNING, logger="boolbench.corpus.pdf_collection"):
         report, passages = run_collection(tmp_path / "pdfs", tmp_path / "out")
     assert report["files"] == 6  # notes.txt is not a PDF
     assert report["extracted"] == 2
@@ -409,7 +414,7 @@ def test_a_missing_pdf_folder_is_named_before_anything_runs(workflow):
 
 
 def test_page_number_pattern():
-    from boolbench.pdf import PAGE_NUMBER
+    from boolbench.corpus.pdf import PAGE_NUMBER
 
     numbers = ["7", "Page 3", "page 3 of 9", "4/10", "xiv", "IV"]
     assert all(PAGE_NUMBER.match(n) for n in numbers)

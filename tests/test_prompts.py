@@ -1,7 +1,7 @@
 import pytest
 
 from boolbench.errors import ConfigError
-from boolbench.prompts import (
+from boolbench.generation.prompts import (
     FIELDS,
     MODES,
     Prompt,

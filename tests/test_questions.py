@@ -8,16 +8,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from boolbench.corpus import IngestReport, SourceSpec, ingest, iter_passages
-from boolbench.dataset import DATASET_SCHEMA, export_beir
-from boolbench.errors import InputError
-from boolbench.questions import (
+from boolbench.corpus.question_sets import (
     export_released,
     import_questions,
     question_facts,
     question_table,
     read_questions,
 )
+from boolbench.corpus.sources import IngestReport, SourceSpec, ingest, iter_passages
+from boolbench.errors import InputError
+from boolbench.generation.dataset import DATASET_SCHEMA, export_beir
 from tests.released_layout import (
     released_corpus,
     released_questions,

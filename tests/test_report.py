@@ -12,8 +12,8 @@ import yaml
 
 from boolbench.config import validate_config
 from boolbench.errors import BoolbenchError
-from boolbench.figures import FIGURES, figure_step, pass_rate_table
-from boolbench.report import (
+from boolbench.report.figures import FIGURES, figure_step, pass_rate_table
+from boolbench.report.pages import (
     corpus_config,
     llm_accounting,
     pick_examples,

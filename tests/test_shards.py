@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from boolbench.steps import gather_accounting, gather_shards, in_shard
+from boolbench.generation.steps import gather_accounting, gather_shards, in_shard
 
 
 def test_every_group_is_in_exactly_one_shard():
@@ -63,11 +63,11 @@ def test_accounting_of_shards_adds_up(tmp_path):
 
 def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
     """More shards than groups: every stage's job for an empty shard still writes its file."""
-    from boolbench.baselines import decompose_step
-    from boolbench.dataset import DATASET_SCHEMA
-    from boolbench.filtering import AnswererSettings
+    from boolbench.baselines.steps import decompose_step
+    from boolbench.generation.dataset import DATASET_SCHEMA
+    from boolbench.generation.filtering import AnswererSettings
+    from boolbench.generation.steps import atomic_step, compose_step, filter_step
     from boolbench.llm.fake_server import FakeOpenAIServer
-    from boolbench.steps import atomic_step, compose_step, filter_step
     from tests.scripted_llm import TEST_PROMPTS, respond
     from tests.test_generation import candidates, scripted_client, settings
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy.stats import permutation_test
 
-from boolbench.evaluation import aggregate, write_tables
-from boolbench.significance import beats_row_above, holm, pairwise_tests, randomisation_test
+from boolbench.report.significance import beats_row_above, holm, pairwise_tests, randomisation_test
+from boolbench.retrieval.evaluation import aggregate, write_tables
 
 
 def scipy_p(a, b, resamples):

@@ -7,9 +7,9 @@ import pytest
 from ir_measures import RR, R
 
 from boolbench.errors import InputError
-from boolbench.metrics import per_query
-from boolbench.runs import rank_hits
-from boolbench.trec import tie_free_scores, write_trec_qrels, write_trec_run
+from boolbench.retrieval.metrics import per_query
+from boolbench.retrieval.runs import rank_hits
+from boolbench.retrieval.trec import tie_free_scores, write_trec_qrels, write_trec_run
 
 
 def tied_run(seed: int = 0, queries: int = 30, depth: int = 20) -> tuple[pd.DataFrame, dict]:

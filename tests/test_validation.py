@@ -1,6 +1,6 @@
 import pytest
 
-from boolbench.validation import as_clause, check_question, clean, is_refusal
+from boolbench.generation.validation import as_clause, check_question, clean, is_refusal
 
 PASSAGE = (
     "Qinghai Lake is the largest lake in China. Located in the Qinghai Province, to which it "

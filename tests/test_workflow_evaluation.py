@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from ir_measures import R, nDCG
 
-from boolbench.figures import FIGURES
 from boolbench.llm.fake_server import FakeOpenAIServer
-from boolbench.runs import RUN_SCHEMA
+from boolbench.report.figures import FIGURES
+from boolbench.retrieval.runs import RUN_SCHEMA
 from tests.conftest import Workflow, tiny_config
 from tests.scripted_llm import respond, scripted_config
 from tests.test_report import Tables

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from ir_measures import RR, R
 
-from boolbench.dataset import DATASET_SCHEMA
+from boolbench.corpus.question_sets import import_questions
+from boolbench.generation.dataset import DATASET_SCHEMA
 from boolbench.llm.fake_server import FakeOpenAIServer
-from boolbench.provenance import read_provenance
-from boolbench.questions import import_questions
+from boolbench.retrieval.provenance import read_provenance
 from tests.conftest import Workflow
 from tests.released_layout import (
     released_corpus,

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.steps import assemble_step
+from boolbench.generation.steps import assemble_step
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.generation import GenerationSettings
-from boolbench.steps import atomic_step
+from boolbench.generation.questions import GenerationSettings
+from boolbench.generation.steps import atomic_step
 from boolbench.workflow import job_shard, llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:

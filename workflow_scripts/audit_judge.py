@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.audit import judge_step
-from boolbench.filtering import AnswererSettings
+from boolbench.generation.audit import judge_step
+from boolbench.generation.filtering import AnswererSettings
 from boolbench.workflow import llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.baselines import boolean_run_step
+from boolbench.baselines.steps import boolean_run_step
 from boolbench.workflow import model_spec, script_context
 
 with script_context(snakemake):

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.dense import build_index
-from boolbench.retrievers import ModelSpec
+from boolbench.retrieval.dense import build_index
+from boolbench.retrieval.registry import ModelSpec
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.clustering import ClusteringSettings, cluster
+from boolbench.grouping.clustering import ClusteringSettings, cluster
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.baselines import decompose_step
+from boolbench.baselines.steps import decompose_step
 from boolbench.workflow import job_shard, llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 import pandas as pd
 
-from boolbench.evaluation import write_document_recall_table
+from boolbench.retrieval.evaluation import write_document_recall_table
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

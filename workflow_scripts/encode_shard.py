@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.encoding import EncoderSettings, encode_shard
+from boolbench.retrieval.embeddings import EncoderSettings, encode_shard
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,8 +1,8 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 import pandas as pd
 
-from boolbench.evaluation import aggregate, write_frame, write_tables
-from boolbench.provenance import read_provenance, write_provenance_table
+from boolbench.retrieval.evaluation import aggregate, write_frame, write_tables
+from boolbench.retrieval.provenance import read_provenance, write_provenance_table
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.report import write_examples
+from boolbench.report.pages import write_examples
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.pdf import ExtractionSettings
-from boolbench.pdf_corpus import extract_collection, pdf_files
+from boolbench.corpus.pdf import ExtractionSettings
+from boolbench.corpus.pdf_collection import extract_collection, pdf_files
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 import pandas as pd
 
-from boolbench.pdf_corpus import extraction_quality, pdf_files
+from boolbench.corpus.pdf_collection import extraction_quality, pdf_files
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.filtering import AnswererSettings
-from boolbench.steps import filter_step
+from boolbench.generation.filtering import AnswererSettings
+from boolbench.generation.steps import filter_step
 from boolbench.workflow import job_shard, llm_job, script_context
 
 with script_context(snakemake), llm_job(snakemake) as llm:

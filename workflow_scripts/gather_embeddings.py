@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.encoding import gather_shards
+from boolbench.retrieval.embeddings import gather_shards
 from boolbench.workflow import script_context
 
 # Used for the clustering encoder and for every dense model: params.encoder is the settings that

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.clustering import group_by_document
+from boolbench.grouping.clustering import group_by_document
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.corpus import SourceSpec, ingest
+from boolbench.corpus.sources import SourceSpec, ingest
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.report import llm_accounting, write_llm_accounting
+from boolbench.report.pages import llm_accounting, write_llm_accounting
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.retrieve import rerank_runs
-from boolbench.retrievers import ModelSpec
+from boolbench.retrieval.registry import ModelSpec
+from boolbench.retrieval.search import rerank_runs
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,6 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.candidates import sample_candidates
+from boolbench.grouping.candidates import sample_candidates
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

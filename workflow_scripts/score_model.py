@@ -1,8 +1,8 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 import pandas as pd
 
-from boolbench.evaluation import score_model, write_frame
-from boolbench.provenance import read_provenance
+from boolbench.retrieval.evaluation import score_model, write_frame
+from boolbench.retrieval.provenance import read_provenance
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -1,8 +1,8 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.baselines import train_step
-from boolbench.contrastive import TrainingSettings
-from boolbench.retrievers import ModelSpec
+from boolbench.baselines.contrastive import TrainingSettings
+from boolbench.baselines.steps import train_step
+from boolbench.retrieval.registry import ModelSpec
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

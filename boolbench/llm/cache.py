@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from boolbench.parquet_io import atomic_path
+from boolbench.io import atomic_path
 
 
 def cache_key(model: str, messages: list[dict], params: dict) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boolbench.errors import ConfigError, InputError
-from boolbench.parquet_io import atomic_path
+from boolbench.io import atomic_path
 
 log = logging.getLogger(__name__)
 CHUNK = 8 << 20

