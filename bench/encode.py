@@ -213,7 +213,8 @@ def main() -> None:
     from boolbench.retrieval.dense import encode_model_shard
     from boolbench.retrieval.e5 import bf16_native
     from boolbench.retrieval.embeddings import resolve_model
-    from boolbench.retrieval.registry import ONNX_DEFAULT_MAX_LENGTH, ModelSpec, bundled_onnx_model
+    from boolbench.retrieval.encoders import ONNX_DEFAULT_MAX_LENGTH, bundled_onnx_model
+    from boolbench.retrieval.registry import ModelSpec
 
     torch.set_num_threads(args.threads)
     bf16 = bf16_native(torch.device("cpu"))

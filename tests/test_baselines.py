@@ -21,7 +21,8 @@ from boolbench.generation.prompts import Prompt
 from boolbench.llm import LLMClient, LLMSettings
 from boolbench.llm.fake_server import FakeOpenAIServer
 from boolbench.retrieval.bm25 import build_bm25
-from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.encoders import load_dense_encoder
+from boolbench.retrieval.registry import ModelSpec
 from tests.test_retrieval import PASSAGES, write_corpus
 from tests.tiny_models import tiny_sentence_transformer
 

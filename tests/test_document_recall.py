@@ -12,8 +12,9 @@ from boolbench.retrieval.bm25 import build_bm25, search_bm25
 from boolbench.retrieval.dense import build_index, document_run_dense, load_index, search_vectors
 from boolbench.retrieval.document_scope import DocumentScope, document_scope, relevant_of_qrels
 from boolbench.retrieval.embeddings import save_npy_atomic
+from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.evaluation import aggregate, score_model, write_document_recall_table
-from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.rerank import load_cross_encoder, rerank_document_run
 from boolbench.retrieval.runs import RUN_SCHEMA, QuerySet, read_run, write_run
 from boolbench.retrieval.search import search

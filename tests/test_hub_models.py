@@ -13,8 +13,9 @@ from boolbench.corpus.sources import passage_texts, render_passages
 from boolbench.errors import ConfigError
 from boolbench.retrieval.bm25 import build_bm25, search_bm25
 from boolbench.retrieval.dense import encode_model_shard
+from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.provenance import model_provenance, provenance_rows
-from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import QuerySet
 from tests.conftest import REPO, tiny_config
 from tests.tiny_models import tiny_decoder_embedder, tiny_two_tower

@@ -12,7 +12,8 @@ from boolbench.errors import ConfigError, InputError
 from boolbench.retrieval.bm25 import build_bm25, search_bm25
 from boolbench.retrieval.dense import build_index, load_index, search_vectors
 from boolbench.retrieval.embeddings import save_npy_atomic
-from boolbench.retrieval.registry import ModelSpec, load_dense_encoder, shares_clustering_embeddings
+from boolbench.retrieval.encoders import load_dense_encoder
+from boolbench.retrieval.registry import ModelSpec, shares_clustering_embeddings
 from boolbench.retrieval.rerank import load_cross_encoder, rerank
 from boolbench.retrieval.runs import QuerySet, load_questions
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
@@ -165,7 +166,7 @@ def test_onnx_mean_pooling_equals_the_models_pooled_output():
     import onnxruntime
     from tokenizers import Tokenizer
 
-    from boolbench.retrieval.registry import bundled_onnx_model, bundled_tokenizer
+    from boolbench.retrieval.encoders import bundled_onnx_model, bundled_tokenizer
 
     # Lengths out of order, batches of 2 in 2 threads: the vectors come back in text order.
     texts = ["A short one.", "A somewhat longer passage about the history of Rome.", "Mid one.",

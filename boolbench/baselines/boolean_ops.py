@@ -42,7 +42,7 @@ class DenseScorer:
     def __init__(self, spec: ModelSpec, index_path, embeddings_path, threads: int | None = None):
         from boolbench.retrieval.dense import load_index
         from boolbench.retrieval.embeddings import load_embeddings
-        from boolbench.retrieval.registry import load_dense_encoder
+        from boolbench.retrieval.encoders import load_dense_encoder
 
         self.spec = spec
         pids, self.vectors = load_embeddings(embeddings_path)

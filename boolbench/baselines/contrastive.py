@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from boolbench.io import atomic_path
-from boolbench.retrieval.registry import ModelSpec, load_sentence_transformer
+from boolbench.retrieval.encoders import load_sentence_transformer
+from boolbench.retrieval.registry import ModelSpec
 
 log = logging.getLogger(__name__)
 SUBSETS = ("and", "or", "not", "all")

@@ -21,7 +21,8 @@ from boolbench.errors import ConfigError, InputError
 from boolbench.io import atomic_path
 from boolbench.retrieval.document_scope import DocumentScope
 from boolbench.retrieval.embeddings import load_embeddings, save_npy_atomic
-from boolbench.retrieval.registry import ModelSpec, load_dense_encoder
+from boolbench.retrieval.encoders import load_dense_encoder
+from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
 
 log = logging.getLogger(__name__)
