@@ -6,6 +6,7 @@ Tests come in two groups, marked automatically (pyproject registers the markers)
   test_slurm.py: `pytestmark` at their top); `slurm` marks the real-SLURM test on top.
 - `unit`: everything else (the library, without Snakemake).
 `pytest -m unit` skips the workflow runs (most of the suite's time); `pytest` runs both.
+tests/README.md lists the fixtures that run the real workflow and the helper modules.
 """
 
 import os
