@@ -13,14 +13,14 @@ from snakemake.exceptions import WorkflowError
 from boolbench.artifacts import export_rules
 from boolbench.baselines.contrastive import contrastive_label
 from boolbench.config import check_corpus_sizes, step_llm, validate_config
+from boolbench.corpus.pdf_collection import pdf_files
+from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
 from boolbench.errors import BoolbenchError
-from boolbench.report.figures import FIGURES
-from boolbench.corpus.pdf_collection import pdf_files
 from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
-from boolbench.corpus.question_sets import question_facts
-from boolbench.report.pages import corpus_config
 from boolbench.generation.steps import gather_accounting, gather_shards
+from boolbench.report.figures import FIGURES
+from boolbench.report.pages import corpus_config
 from boolbench.retrieval.registry import (
     DENSE_KINDS,
     encoding_params,
