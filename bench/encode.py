@@ -211,8 +211,7 @@ def main() -> None:
 
     from boolbench.corpus import SourceSpec, ingest, read_corpus
     from boolbench.dense import encode_model_shard
-    from boolbench.e5 import bf16_native
-    from boolbench.encoding import resolve_model
+    from boolbench.encoding import bf16_native, resolve_model
     from boolbench.retrievers import ONNX_DEFAULT_MAX_LENGTH, ModelSpec, bundled_onnx_model
 
     torch.set_num_threads(args.threads)

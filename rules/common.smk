@@ -20,7 +20,6 @@ from boolbench.pdf_corpus import pdf_files
 from boolbench.prompts import resolve_prompts, resolve_templates, step_prompt
 from boolbench.questions import question_facts
 from boolbench.report import corpus_config
-from boolbench.steps import gather_accounting, gather_shards
 from boolbench.retrievers import (
     DENSE_KINDS,
     encoding_params,
@@ -105,14 +104,6 @@ def llm_shards(wildcards, step, ext):
         f"results/{wildcards.corpus}/shards/{step}/shard-{i}-of-{n_shards}.{ext}"
         for i in range(n_shards)
     ]
-
-
-def gather_stage(input, rows_out, accounting_out, log):
-    """The body of the gather rules (run in the Snakemake process: they only concatenate)."""
-    rows = gather_shards(input.shards, rows_out)
-    gather_accounting(input.accounting, accounting_out)
-    with open(log[0], "w") as out:
-        print(f"{rows} rows from {len(input.shards)} shards", file=out)
 
 
 # API keys reach cluster jobs through Snakemake's envvars (never through config).
