@@ -14,7 +14,7 @@ import os
 
 import pandas as pd
 
-from boolbench.boolean_ops import boolean_run, make_scorer
+from boolbench.boolean_ops import boolean_run
 from boolbench.contrastive import (
     TrainingSettings,
     train,
@@ -37,6 +37,7 @@ from boolbench.evaluation import (
 from boolbench.llm import LLMClient
 from boolbench.parquet_io import write_table_atomic
 from boolbench.prompts import Prompt
+from boolbench.retrieve import open_index
 from boolbench.retrievers import ModelSpec
 from boolbench.runs import read_run, write_run
 from boolbench.steps import WHOLE, Shard, frame_table, in_shard
@@ -112,8 +113,8 @@ def boolean_run_step(
     else:
         expressions = pd.read_parquet(decomposed_path)[["qid", "operator", "questions"]]
         expressions = expressions[expressions["qid"].isin(set(questions["qid"]))]
-    scorer = make_scorer(spec, index_path, embeddings_path, threads)
-    run = boolean_run(expressions, scorer, k, depth, fallback=read_run(base_run_path))
+    index = open_index(spec, index_path, embeddings_path, threads)
+    run = boolean_run(expressions, index, k, depth, fallback=read_run(base_run_path))
     write_run(run, out)
 
 

@@ -44,6 +44,8 @@ rule gather_decomposed_questions:
     log:
         "logs/{corpus}/gather_decompose.log",
     localrule: True
+    conda:
+        "../envs/llm.yaml"
     script:
         "../workflow_scripts/gather_stage.py"
 

@@ -127,6 +127,8 @@ rule gather_atomic_questions:
         "logs/{corpus}/gather_{kind}_questions.log",
     priority: GENERATION_PRIORITY
     localrule: True
+    conda:
+        "../envs/llm.yaml"
     script:
         "../workflow_scripts/gather_stage.py"
 
@@ -142,6 +144,8 @@ rule gather_composed_questions:
         "logs/{corpus}/gather_compose_{operator}.log",
     priority: GENERATION_PRIORITY
     localrule: True
+    conda:
+        "../envs/llm.yaml"
     script:
         "../workflow_scripts/gather_stage.py"
 
@@ -159,5 +163,7 @@ rule gather_answers:
         "logs/{corpus}/gather_filter.log",
     priority: GENERATION_PRIORITY
     localrule: True
+    conda:
+        "../envs/llm.yaml"
     script:
         "../workflow_scripts/gather_stage.py"
