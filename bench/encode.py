@@ -211,8 +211,7 @@ def main() -> None:
 
     from boolbench.corpus.sources import SourceSpec, ingest, read_corpus
     from boolbench.retrieval.dense import encode_model_shard
-    from boolbench.retrieval.e5 import bf16_native
-    from boolbench.retrieval.embeddings import resolve_model
+    from boolbench.retrieval.embeddings import bf16_native, resolve_model
     from boolbench.retrieval.encoders import ONNX_DEFAULT_MAX_LENGTH, bundled_onnx_model
     from boolbench.retrieval.registry import ModelSpec
 

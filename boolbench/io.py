@@ -1,9 +1,10 @@
-"""Artifact writing (Parquet, text, any file or folder) that never leaves a half-written
-artifact behind: everything is written beside its target and renamed into place
-(`atomic_path`), so a killed job leaves either the old artifact or the new one."""
+"""Artifact writing (Parquet, text, any file or folder, entries of a JSON store) that never
+leaves a half-written artifact behind: everything is written beside its target and renamed into
+place (`atomic_path`), so a killed job leaves either the old artifact or the new one."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -90,3 +91,33 @@ def read_row_range(
 def row_count(path: str | os.PathLike) -> int:
     """Number of rows of a Parquet file, from its footer."""
     return pq.ParquetFile(path).metadata.num_rows
+
+
+class JsonStore:
+    """Content-addressed JSON entries, one file each: `<root>/<key[:2]>/<key>.json`. The one
+    store of the LLM response cache and the PDF extraction cache. Entries are written beside
+    their place and renamed in (atomic_path), so a killed job loses only entries not yet
+    written, any number of jobs and machines may write at once (a rename is atomic, and two
+    writers of one key write the same entry), and it works on NFS, unlike SQLite."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root).expanduser()
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        """The entry of `key`; None if there is none, or if it cannot be read (compute again)."""
+        try:
+            return json.loads(self.path(key).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+
+    def put(self, key: str, entry: dict) -> None:
+        with atomic_path(self.path(key)) as temp, open(temp, "w", encoding="utf-8") as out:
+            json.dump(entry, out, ensure_ascii=False, sort_keys=True)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0

@@ -44,8 +44,10 @@ rule gather_decomposed_questions:
     log:
         "logs/{corpus}/gather_decompose.log",
     localrule: True
-    run:
-        gather_stage(input, output.decomposed, output.accounting, log)
+    conda:
+        "../envs/llm.yaml"
+    script:
+        "../workflow_scripts/gather_stage.py"
 
 
 rule boolean_operation_run:

@@ -18,7 +18,6 @@ from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
 from boolbench.errors import BoolbenchError
 from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
-from boolbench.generation.steps import gather_accounting, gather_shards
 from boolbench.report.figures import FIGURES
 from boolbench.report.pages import corpus_config
 from boolbench.retrieval.registry import (
@@ -105,14 +104,6 @@ def llm_shards(wildcards, step, ext):
         f"results/{wildcards.corpus}/shards/{step}/shard-{i}-of-{n_shards}.{ext}"
         for i in range(n_shards)
     ]
-
-
-def gather_stage(input, rows_out, accounting_out, log):
-    """The body of the gather rules (run in the Snakemake process: they only concatenate)."""
-    rows = gather_shards(input.shards, rows_out)
-    gather_accounting(input.accounting, accounting_out)
-    with open(log[0], "w") as out:
-        print(f"{rows} rows from {len(input.shards)} shards", file=out)
 
 
 # API keys reach cluster jobs through Snakemake's envvars (never through config).

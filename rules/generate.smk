@@ -127,8 +127,10 @@ rule gather_atomic_questions:
         "logs/{corpus}/gather_{kind}_questions.log",
     priority: GENERATION_PRIORITY
     localrule: True
-    run:
-        gather_stage(input, output.questions, output.accounting, log)
+    conda:
+        "../envs/llm.yaml"
+    script:
+        "../workflow_scripts/gather_stage.py"
 
 
 rule gather_composed_questions:
@@ -142,8 +144,10 @@ rule gather_composed_questions:
         "logs/{corpus}/gather_compose_{operator}.log",
     priority: GENERATION_PRIORITY
     localrule: True
-    run:
-        gather_stage(input, output.questions, output.accounting, log)
+    conda:
+        "../envs/llm.yaml"
+    script:
+        "../workflow_scripts/gather_stage.py"
 
 
 rule gather_answers:
@@ -159,6 +163,7 @@ rule gather_answers:
         "logs/{corpus}/gather_filter.log",
     priority: GENERATION_PRIORITY
     localrule: True
-    run:
-        gather_stage(input, output.answers, output.accounting, log)
-        gather_shards(input.checks, output.check)
+    conda:
+        "../envs/llm.yaml"
+    script:
+        "../workflow_scripts/gather_stage.py"

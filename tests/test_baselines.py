@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boolbench.baselines.boolean_ops import BM25Scorer, boolean_run, merge
+from boolbench.baselines.boolean_ops import boolean_run, merge, score_lists
 from boolbench.baselines.contrastive import (
     TrainingSettings,
     batch_layout,
@@ -20,7 +20,7 @@ from boolbench.baselines.decompose import decompose, parse_expression
 from boolbench.generation.prompts import Prompt
 from boolbench.llm import LLMClient, LLMSettings
 from boolbench.llm.fake_server import FakeOpenAIServer
-from boolbench.retrieval.bm25 import build_bm25
+from boolbench.retrieval.bm25 import BM25Index, build_bm25
 from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.registry import ModelSpec
 from tests.test_retrieval import PASSAGES, write_corpus
@@ -119,7 +119,7 @@ def test_decompose_retries_then_records_failures(tmp_path):
 def test_boolean_run_over_a_real_bm25_index(tmp_path):
     spec = ModelSpec(name="bm25", kind="bm25")
     build_bm25(write_corpus(tmp_path / "corpus.parquet"), spec, tmp_path / "bm25")
-    scorer = BM25Scorer(spec, tmp_path / "bm25")
+    index = BM25Index(spec, tmp_path / "bm25")
     expressions = pd.DataFrame(
         {
             "qid": ["and", "or", "not", "failed"],
@@ -128,13 +128,13 @@ def test_boolean_run_over_a_real_bm25_index(tmp_path):
         }
     )
     fallback = pd.DataFrame({"qid": ["failed"], "pid": ["p3"], "rank": [1], "score": [1.0]})
-    run = boolean_run(expressions, scorer, k=2, depth=10, fallback=fallback)
+    run = boolean_run(expressions, index, k=2, depth=10, fallback=fallback)
     by_qid = {q: g["pid"].tolist() for q, g in run.groupby("qid")}
     assert by_qid["and"] == ["p4"]  # the only passage about both
     assert set(by_qid["or"]) == {"p1", "p4", "p5"}
     assert by_qid["not"] == ["p1"]  # cats, but not the passage that also has dogs
     assert by_qid["failed"] == ["p3"]  # a failed decomposition keeps the retriever's run
-    lists, scores = scorer.score(["cats", "dogs"], 4)
+    lists, scores = score_lists(index, ["cats", "dogs"], 4)
     expected = scores[0]["p1"] - scores[1]["p1"]
     assert run.loc[run.qid == "not", "score"].item() == pytest.approx(expected)
 
@@ -294,5 +294,5 @@ def test_an_incomplete_recorded_expression_keeps_the_retrievers_run():
     assert pd.isna(expressions.loc["and-2", "operator"])  # boolean_run takes the fallback run
     fallback = pd.DataFrame({"qid": ["and-2"], "pid": ["b"], "rank": [1], "score": [1.0]})
     incomplete = expressions.reset_index().iloc[[1]]
-    run = boolean_run(incomplete, scorer=None, k=10, depth=10, fallback=fallback)
+    run = boolean_run(incomplete, index=None, k=10, depth=10, fallback=fallback)
     assert run[["qid", "pid", "rank"]].values.tolist() == [["and-2", "b", 1]]

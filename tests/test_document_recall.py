@@ -8,8 +8,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boolbench.retrieval.bm25 import build_bm25, search_bm25
-from boolbench.retrieval.dense import build_index, document_run_dense, load_index, search_vectors
+from boolbench.retrieval.bm25 import BM25Index, build_bm25
+from boolbench.retrieval.dense import (
+    DenseIndex,
+    build_index,
+    load_index,
+    search_vectors,
+    search_vectors_of,
+)
 from boolbench.retrieval.document_scope import DocumentScope, document_scope, relevant_of_qrels
 from boolbench.retrieval.embeddings import save_npy_atomic
 from boolbench.retrieval.encoders import load_dense_encoder
@@ -17,7 +23,7 @@ from boolbench.retrieval.evaluation import aggregate, score_model, write_documen
 from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.rerank import load_cross_encoder, rerank_document_run
 from boolbench.retrieval.runs import RUN_SCHEMA, QuerySet, read_run, write_run
-from boolbench.retrieval.search import search
+from boolbench.retrieval.search import document_run, search, search_sets
 from tests.test_retrieval import PASSAGES
 from tests.tiny_models import tiny_cross_encoder
 
@@ -83,7 +89,8 @@ def test_dense_document_run_ranks_every_passage_exactly_beyond_the_search_depth(
         load_index(tmp_path / "i.faiss", model), query, ["r", "q"], pids, model, 5
     )
 
-    run = document_run_dense(vectors, pids, query, ["r", "q"], scope, model)
+    index = DenseIndex(model, tmp_path / "i.faiss", tmp_path / "emb.npy")
+    run = document_run(index, search_vectors_of(query, model), ["r", "q"], scope)
     assert set(run["qid"]) == {"q"} and sorted(run["pid"]) == sorted(doc)
     assert run["rank"].tolist() == list(range(1, 41))
     normed = vectors[50:90] / np.linalg.norm(vectors[50:90], axis=1, keepdims=True)
@@ -143,8 +150,8 @@ def test_bm25_document_runs_cover_the_whole_document_with_zero_scores_last(tmp_p
     model = ModelSpec(name="bm25", kind="bm25", stopwords="en", stemmer=None)
     run, _, document, document_original = searched(tmp_path, model, depth=3)
     texts = {q: text for q, text, *_ in QUESTIONS}
-    ((full, _),) = search_bm25(
-        tmp_path / "bm25", model, [QuerySet(list(texts), [*texts.values()])], 100
+    ((full, _),) = search_sets(
+        BM25Index(model, tmp_path / "bm25"), [QuerySet(list(texts), [*texts.values()])], 100
     )
     d0, d1 = corpus_frame().query("doc_id == 'd0'"), corpus_frame().query("doc_id == 'd1'")
     assert list(dict.fromkeys(document["qid"])) == ["and-1", "not-1"]  # or-1 spans two docs

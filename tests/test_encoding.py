@@ -8,12 +8,14 @@ from boolbench.errors import InputError
 from boolbench.io import write_table_atomic
 from boolbench.retrieval.embeddings import (
     EncoderSettings,
+    encode_sentences,
     encode_shard,
     encode_texts,
     gather_shards,
     load_embeddings,
     load_encoder,
     resolve_model,
+    resolve_precision,
     shard_bounds,
 )
 
@@ -68,7 +70,7 @@ def test_sharded_encoding_equals_one_encode_call(tmp_path, monkeypatch):
     monkeypatch.setattr("boolbench.io.ROW_GROUP_ROWS", 2)
     corpus = tmp_path / "corpus.parquet"
     write_corpus(corpus, TEXTS)
-    settings = EncoderSettings(batch_size=2, max_seq_length=64)
+    settings = EncoderSettings(batch_size=2, max_seq_length=64, precision="fp32")
     shards = [tmp_path / f"shard-{i}.npy" for i in range(3)]
     for i, shard in enumerate(shards):
         encode_shard(corpus, i, 3, settings, shard, threads=1)
@@ -83,6 +85,48 @@ def test_sharded_encoding_equals_one_encode_call(tmp_path, monkeypatch):
     # A real model: a question finds its passage.
     query = encode_texts(load_encoder(settings), ["What is France's capital?"], settings, False)
     assert int(np.argmax(vectors @ query[0])) == 1
+
+
+PASSAGES = [f"{text} It is sentence {i} of a longer passage about {text.split()[1]}." * (1 + i % 4)
+            for i, text in enumerate(TEXTS * 4)]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_encoder(EncoderSettings(max_seq_length=64), threads=1)
+
+
+def test_threaded_encoding_keeps_every_text_in_its_row(minilm):
+    one = encode_sentences(minilm, PASSAGES, batch_size=3, threads=1, precision="fp32")
+    two = encode_sentences(minilm, PASSAGES, batch_size=3, threads=2, precision="fp32")
+    np.testing.assert_allclose(two, one, atol=1e-5)
+    plain = minilm.encode(PASSAGES, batch_size=3, convert_to_numpy=True)
+    np.testing.assert_allclose(one, plain, atol=1e-5)
+
+
+def test_bf16_encoding_stays_near_fp32(minilm):
+    fp32 = encode_sentences(
+        minilm, PASSAGES, batch_size=4, threads=2, precision="fp32", normalize_embeddings=True
+    )
+    bf16 = encode_sentences(
+        minilm, PASSAGES, batch_size=4, threads=2, precision="bf16", normalize_embeddings=True
+    )
+    assert bf16.dtype == np.float32 and not np.array_equal(bf16, fp32)  # bf16 really ran
+    np.testing.assert_allclose(np.linalg.norm(bf16, axis=1), 1.0, atol=1e-6)
+    assert (bf16 * fp32).sum(1).min() >= 0.999
+    assert encode_sentences(minilm, [], batch_size=4, threads=2).shape == (0, 384)
+
+
+def test_precision_auto_is_bf16_only_on_a_cpu_that_has_it(monkeypatch):
+    import torch
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    assert resolve_precision("fp32", cpu) == "fp32" and resolve_precision("bf16", cpu) == "bf16"
+    assert resolve_precision("auto", gpu) == "fp32"
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"avx512_bf16": True})
+    assert resolve_precision("auto", cpu) == "bf16"
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"avx2": True})
+    assert resolve_precision("auto", cpu) == "fp32"
 
 
 def test_gather_rejects_shards_of_another_corpus(tmp_path):

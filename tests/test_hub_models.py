@@ -11,12 +11,13 @@ import torch
 from boolbench.config import load_config_file, validate_config
 from boolbench.corpus.sources import passage_texts, render_passages
 from boolbench.errors import ConfigError
-from boolbench.retrieval.bm25 import build_bm25, search_bm25
+from boolbench.retrieval.bm25 import BM25Index, build_bm25
 from boolbench.retrieval.dense import encode_model_shard
 from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.provenance import model_provenance, provenance_rows
 from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import QuerySet
+from boolbench.retrieval.search import search_sets
 from tests.conftest import REPO, tiny_config
 from tests.tiny_models import tiny_decoder_embedder, tiny_two_tower
 
@@ -56,6 +57,7 @@ def test_two_tower_encodes_queries_and_passages_with_their_own_model(models):
         query_model=str(models["question"]),
         normalize=False,
         trust_remote_code=True,
+        precision="fp32",  # exact equality below; bf16 is tested in test_encoding.py
     )
     encoder = load_dense_encoder(spec)
     assert encoder.model.trust_remote_code and encoder.query_model.trust_remote_code
@@ -118,7 +120,7 @@ def test_bm25_indexes_the_template(corpus, tmp_path):
     for template, found in (("{text}", set()), ("{title} {text}", {"p1"})):
         index = tmp_path / template.replace(" ", "_")
         build_bm25(corpus, spec, index, passage_template=template)
-        ((run, _),) = search_bm25(index, spec, [query], depth=10)
+        ((run, _),) = search_sets(BM25Index(spec, index), [query], depth=10)
         assert set(run["pid"]) == found
 
 

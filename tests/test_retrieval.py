@@ -9,13 +9,14 @@ import pytest
 
 from boolbench.config import validate_config
 from boolbench.errors import ConfigError, InputError
-from boolbench.retrieval.bm25 import build_bm25, search_bm25
+from boolbench.retrieval.bm25 import BM25Index, build_bm25
 from boolbench.retrieval.dense import build_index, load_index, search_vectors
 from boolbench.retrieval.embeddings import save_npy_atomic
 from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.registry import ModelSpec, shares_clustering_embeddings
 from boolbench.retrieval.rerank import load_cross_encoder, rerank
 from boolbench.retrieval.runs import QuerySet, load_questions
+from boolbench.retrieval.search import search_sets
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
 
 PASSAGES = {
@@ -115,9 +116,8 @@ def test_bm25_ranks_by_shared_terms_and_leaves_out_unmatched(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.parquet")
     model = spec("bm25", k1=0.9, b=0.4, stopwords="en", stemmer="english")
     build_bm25(corpus, model, tmp_path / "bm25")
-    ((run, document),) = search_bm25(
-        tmp_path / "bm25",
-        model,
+    ((run, document),) = search_sets(
+        BM25Index(model, tmp_path / "bm25"),
         [QuerySet(["q1", "q2", "q3"], ["running dogs", "cat", "zebra"])],
         10,
     )

@@ -11,14 +11,10 @@ score is defined for every merged passage.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import rank_hits
+from boolbench.retrieval.search import SearchIndex
 
 
 def merge(operator: str, lists: list[set[str]], scores: list[dict[str, float]]) -> dict[str, float]:
@@ -36,67 +32,24 @@ def merge(operator: str, lists: list[set[str]], scores: list[dict[str, float]]) 
     raise ValueError(f"unknown Boolean operator {operator!r}")
 
 
-class DenseScorer:
-    """Top-k lists and exact scores of a dense model's index and passage vectors."""
-
-    def __init__(self, spec: ModelSpec, index_path, embeddings_path, threads: int | None = None):
-        from boolbench.retrieval.dense import load_index
-        from boolbench.retrieval.embeddings import load_embeddings
-        from boolbench.retrieval.encoders import load_dense_encoder
-
-        self.spec = spec
-        pids, self.vectors = load_embeddings(embeddings_path)
-        self.pids = np.asarray(pids, dtype=object)
-        self.row_of = {pid: i for i, pid in enumerate(pids)}
-        self.index = load_index(index_path, spec, threads)
-        self.encoder = load_dense_encoder(spec, threads)
-
-    def score(self, questions: list[str], k: int) -> tuple[list[set[str]], list[dict]]:
-        from boolbench.retrieval.dense import search_vectors_of
-
-        queries = search_vectors_of(self.encoder.encode_queries(questions), self.spec)
-        _, indices = self.index.search(queries, k)
-        lists = [set(self.pids[row[row >= 0]]) for row in indices]
-        pool = sorted(set.union(*lists))
-        passages = search_vectors_of(self.vectors[[self.row_of[p] for p in pool]], self.spec)
-        exact = queries @ passages.T
-        return lists, [dict(zip(pool, row.tolist(), strict=True)) for row in exact]
-
-
-class BM25Scorer:
-    """Top-k lists and exact BM25 scores from a bm25s index folder."""
-
-    def __init__(self, spec: ModelSpec, index_dir, threads: int | None = None):
-        import bm25s
-
-        self.spec = spec
-        self.retriever = bm25s.BM25.load(str(index_dir))
-        self.pids = np.asarray(
-            pq.read_table(Path(index_dir) / "pids.parquet").column("pid").to_pylist(), dtype=object
-        )
-        self.row_of = {pid: i for i, pid in enumerate(self.pids)}
-
-    def score(self, questions: list[str], k: int) -> tuple[list[set[str]], list[dict]]:
-        from boolbench.retrieval.bm25 import tokenize
-
-        tokens = tokenize(questions, self.spec, return_ids=False)
-        full = [self.retriever.get_scores(t) for t in tokens]  # every passage's score
-        lists = []
-        for row in full:
-            top = np.argsort(-row, kind="stable")[:k]
-            lists.append(set(self.pids[top[row[top] > 0]]))
-        pool = sorted(set.union(*lists))
-        return lists, [{p: float(row[self.row_of[p]]) for p in pool} for row in full]
-
-
-def make_scorer(spec: ModelSpec, index_path, embeddings_path=None, threads: int | None = None):
-    if spec.kind == "bm25":
-        return BM25Scorer(spec, index_path, threads)
-    return DenseScorer(spec, index_path, embeddings_path, threads)
+def score_lists(index: SearchIndex, questions: list[str], k: int):
+    """(lists, scores) of simple questions: each one's top-k pids, and its exact score for every
+    pid of the union of the lists (the pool a merge draws from)."""
+    queries = index.encode_queries(questions)
+    rows, _ = index.top(queries, k)
+    lists = [set(index.pids[row[row >= 0]]) for row in rows]
+    pool = sorted(set.union(*lists))
+    pool_rows = pd.Index(index.pids).get_indexer(pool)
+    exact = index.scores(queries, pool_rows)
+    return lists, [dict(zip(pool, row.tolist(), strict=True)) for row in exact]
 
 
 def boolean_run(
-    expressions: pd.DataFrame, scorer, k: int, depth: int, fallback: pd.DataFrame | None = None
+    expressions: pd.DataFrame,
+    index: SearchIndex,
+    k: int,
+    depth: int,
+    fallback: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The run of merged lists for expressions (qid, operator, questions); each simple question
     retrieves its top 2k. Questions without an expression (a failed decomposition) take their
@@ -105,7 +58,7 @@ def boolean_run(
     for row in expressions.itertuples(index=False):
         if not isinstance(row.operator, str) or len(row.questions) == 0:  # failed
             continue
-        lists, scores = scorer.score(list(row.questions), 2 * k)
+        lists, scores = score_lists(index, list(row.questions), 2 * k)
         merged = merge(row.operator, lists, scores)
         hits.append(
             pd.DataFrame({"qid": row.qid, "pid": list(merged), "score": list(merged.values())})

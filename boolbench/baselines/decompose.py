@@ -19,6 +19,7 @@ import pyarrow as pa
 from boolbench.constants import TYPES
 from boolbench.generation.prompts import Prompt
 from boolbench.llm import ChatRequest, LLMClient
+from boolbench.llm.until_valid import ask_until_valid
 
 log = logging.getLogger(__name__)
 
@@ -90,38 +91,32 @@ def decompose(
 ) -> pd.DataFrame:
     """Decompose every question (qid, type, question); retry invalid replies with seed+1, ...;
     a question still invalid after the last attempt is recorded as failed."""
-    rows: dict[str, dict] = {}
-    reasons: dict[str, str] = {}
-    pending = list(questions[["qid", "type", "question"]].itertuples(index=False))
-    for attempt in range(retries + 1):
-        if not pending:
-            break
-        requests = [
-            ChatRequest(
-                row.qid,
-                prompt.messages(question=row.question),
-                seed=seed + attempt,
-                max_tokens=max_tokens,
-                response_format=RESPONSE_FORMAT if json_schema else None,
-            )
-            for row in pending
-        ]
-        results = llm.run(requests)
-        llm.check_failures(results)
-        still_pending = []
-        for row, result in zip(pending, results, strict=True):
-            try:
-                if not result.ok:
-                    raise ValueError("llm_failed")
-                operator, parts = parse_expression(result.content)
-            except ValueError as err:
-                reasons[row.qid] = str(err)
-                still_pending.append(row)
-                continue
-            rows[row.qid] = _row(row, "ok", operator, parts, attempt + 1, None)
-        pending = still_pending
-    for row in pending:
-        rows[row.qid] = _row(row, "failed", None, [], retries + 1, reasons[row.qid])
+    by_qid = {row.qid: row for row in questions[["qid", "type", "question"]].itertuples(False)}
+
+    def check(qid, result):
+        try:
+            return parse_expression(result.content), None
+        except ValueError as err:
+            return None, str(err)
+
+    answers = ask_until_valid(
+        llm,
+        list(by_qid),
+        lambda qid, attempt: ChatRequest(
+            qid,
+            prompt.messages(question=by_qid[qid].question),
+            seed=seed + attempt,
+            max_tokens=max_tokens,
+            response_format=RESPONSE_FORMAT if json_schema else None,
+        ),
+        check,
+        retries,
+    )
+    rows = {}
+    for qid, answer in answers.items():
+        operator, parts = answer.value or (None, [])
+        status = "ok" if answer.reason is None else "failed"
+        rows[qid] = _row(by_qid[qid], status, operator, parts, answer.attempts, answer.reason)
     frame = pd.DataFrame([rows[q] for q in questions["qid"]], columns=DECOMPOSED_SCHEMA.names)
     frame["prompt_hash"] = prompt.hash
     frame["model"] = llm.model_name

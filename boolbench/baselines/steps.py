@@ -15,7 +15,7 @@ import os
 
 import pandas as pd
 
-from boolbench.baselines.boolean_ops import boolean_run, make_scorer
+from boolbench.baselines.boolean_ops import boolean_run
 from boolbench.baselines.contrastive import (
     TrainingSettings,
     train,
@@ -41,6 +41,7 @@ from boolbench.retrieval.evaluation import (
 )
 from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import read_run, write_run
+from boolbench.retrieval.search import open_index
 
 PathLike = str | os.PathLike
 TABLE3_COLUMNS = [
@@ -113,8 +114,8 @@ def boolean_run_step(
     else:
         expressions = pd.read_parquet(decomposed_path)[["qid", "operator", "questions"]]
         expressions = expressions[expressions["qid"].isin(set(questions["qid"]))]
-    scorer = make_scorer(spec, index_path, embeddings_path, threads)
-    run = boolean_run(expressions, scorer, k, depth, fallback=read_run(base_run_path))
+    index = open_index(spec, index_path, embeddings_path, threads)
+    run = boolean_run(expressions, index, k, depth, fallback=read_run(base_run_path))
     write_run(run, out)
 
 

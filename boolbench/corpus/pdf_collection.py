@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from boolbench.corpus.pdf import EXTRACTOR_VERSION, ExtractionSettings, FileResult, extract_file
 from boolbench.errors import ConfigError, InputError, located
-from boolbench.io import write_table_atomic, write_text_atomic
+from boolbench.io import JsonStore, write_table_atomic, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +94,11 @@ def pdf_files(path: str | list[str], where: str = "pdf corpus") -> dict[str, Pat
 
 
 class ResultCache:
-    """`<cache_dir>/pdf/<key[:2]>/<key>.json`, key = sha256(file bytes, settings, version)."""
+    """`<cache_dir>/pdf/<key[:2]>/<key>.json` (a JsonStore), key = sha256(file bytes, settings,
+    version); no cache_dir: nothing is kept."""
 
     def __init__(self, cache_dir: str | os.PathLike | None, settings: ExtractionSettings):
-        self.root = Path(cache_dir) / "pdf" if cache_dir else None
+        self.store = JsonStore(Path(cache_dir) / "pdf") if cache_dir else None
         self.salt = json.dumps([EXTRACTOR_VERSION, asdict(settings)], sort_keys=True).encode()
 
     def key(self, path: Path) -> str:
@@ -107,17 +108,13 @@ class ResultCache:
                 digest.update(block)
         return digest.hexdigest()
 
-    def _file(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
-
     def get(self, key: str) -> FileResult | None:
-        if self.root is None or not self._file(key).exists():
-            return None
-        return FileResult(**json.loads(self._file(key).read_text(encoding="utf-8")))
+        entry = self.store.get(key) if self.store else None
+        return None if entry is None else FileResult(**entry)
 
     def put(self, key: str, result: FileResult) -> None:
-        if self.root is not None:
-            write_text_atomic(self._file(key), json.dumps(asdict(result), ensure_ascii=False))
+        if self.store is not None:
+            self.store.put(key, asdict(result))
 
 
 def _run_pool(

@@ -152,10 +152,8 @@ def write_table1(table: pd.DataFrame, csv_out, md_out, html_out, notes=None) -> 
     notes = notes or TABLE1_NOTES
     write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
     rows = [[_cell(v) for v in row] for row in table.itertuples(False)]
-    header = "| " + " | ".join(table.columns) + " |"
-    rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    body = ["| " + " | ".join(row) + " |" for row in rows]
-    write_text_atomic(md_out, "\n".join([header, rule, *body, "", *notes]) + "\n")
+    lines = html.markdown_table(list(table.columns), rows)
+    write_text_atomic(md_out, "\n".join([*lines, "", *notes]) + "\n")
     html_rows = [[html.escape(c) for c in row] for row in rows]
     table_html = html.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)
     html.write_page(html_out, "Table 1: dataset statistics", table_html + html.notes(notes))

@@ -48,6 +48,7 @@ from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import shorten
 from boolbench.generation.validation import is_refusal
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
+from boolbench.llm.until_valid import ask_until_valid
 
 log = logging.getLogger(__name__)
 FILTER_MODES = ("default", "strict")
@@ -122,35 +123,36 @@ def ask(
     prompt: Prompt,
     settings: AnswererSettings,
 ) -> list[dict]:
-    """The verdict columns of every pair, asked passage by passage (prompt-cache friendly)."""
-    order = sorted(range(len(pairs)), key=lambda i: (pairs[i].pid, i))
+    """The verdict columns of every pair, asked passage by passage (prompt-cache friendly).
+    One attempt each: a verdict is never invalid, and a failed call leaves `answered` null."""
     judge = settings.method == "judge"
-    requests = []
-    for i in order:
+
+    def request(i: int, attempt: int) -> ChatRequest:
         passage = shorten(passages[pairs[i].pid], settings.max_passage_words)
-        requests.append(
-            ChatRequest(
-                f"{i}",
-                # judge prompts name the passage {paragraph}, the paper's answerer {paragraphs}
-                prompt.messages(question=pairs[i].question, paragraph=passage, paragraphs=passage),
-                seed=settings.seed,
-                max_tokens=1 if judge else settings.answer_max_tokens,
-                temperature=settings.temperature,
-                top_logprobs=TOP_LOGPROBS if judge else None,
-            )
+        return ChatRequest(
+            f"{i}",
+            # judge prompts name the passage {paragraph}, the paper's answerer {paragraphs}
+            prompt.messages(question=pairs[i].question, paragraph=passage, paragraphs=passage),
+            seed=settings.seed,
+            max_tokens=1 if judge else settings.answer_max_tokens,
+            temperature=settings.temperature,
+            top_logprobs=TOP_LOGPROBS if judge else None,
         )
-    results = llm.run(requests) if requests else []
-    llm.check_failures(results)
-    verdicts: list[dict] = [{}] * len(pairs)
-    for i, result in zip(order, results, strict=True):
-        verdicts[i] = _verdict(result, settings, prompt, llm.model_name)
-    return verdicts
+
+    def check(i: int, result: ChatResult) -> tuple[dict, None]:
+        return _verdict(result, settings, prompt, llm.model_name), None
+
+    order = sorted(range(len(pairs)), key=lambda i: (pairs[i].pid, i))
+    answers = ask_until_valid(llm, order, request, check) if pairs else {}
+    failed = _verdict(None, settings, prompt, llm.model_name)
+    return [answers[i].value or failed for i in range(len(pairs))]
 
 
-def _verdict(result: ChatResult, settings: AnswererSettings, prompt: Prompt, model: str):
+def _verdict(result: ChatResult | None, settings: AnswererSettings, prompt: Prompt, model: str):
+    """The verdict columns of one reply (None: the call failed, nothing is known)."""
     columns = {"answer": None, "answered": None, "p_yes": None,
                "prompt_hash": prompt.hash, "model": model}  # fmt: skip
-    if not result.ok:
+    if result is None:
         return columns
     columns["answer"] = result.content
     if settings.method == "judge":

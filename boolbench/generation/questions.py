@@ -28,6 +28,7 @@ import pyarrow as pa
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.validation import MAX_WORDS, check_question, mentions, words
 from boolbench.llm import ChatRequest, LLMClient
+from boolbench.llm.until_valid import ask_until_valid
 
 log = logging.getLogger(__name__)
 
@@ -66,52 +67,6 @@ class GenerationSettings:
     def from_config(cls, section: dict, seed: int) -> GenerationSettings:
         keys = cls.__dataclass_fields__
         return cls(**{k: v for k, v in section.items() if k in keys}, seed=seed)
-
-
-# ---------------------------------------------------------------------------------------------
-# The engine: ask until the answer is valid
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What asking until valid got for one item: the checked value, or why the last
-    attempt was invalid."""
-
-    value: object | None
-    reason: str | None
-    attempts: int
-
-
-def ask_until_valid(
-    llm: LLMClient,
-    keys: list[str],
-    request: Callable[[str, int], ChatRequest],
-    check: Callable[[str, str | None], tuple[object, str | None]],
-    retries: int,
-) -> dict[str, Answer]:
-    """Ask for every key (`request(key, attempt)`); `check(key, reply)` gives (value, None) or
-    (_, reason). Invalid replies are asked again, up to `retries` more times (requests vary the
-    seed with the attempt). One batch per attempt, so every call of an attempt runs at once."""
-    answers: dict[str, Answer] = {}
-    reasons: dict[str, str] = {}
-    pending = list(keys)
-    for attempt in range(retries + 1):
-        if not pending:
-            break
-        results = llm.run([request(key, attempt) for key in pending])
-        llm.check_failures(results)
-        still_pending = []
-        for key, result in zip(pending, results, strict=True):
-            value, reason = check(key, result.content) if result.ok else (None, "llm_failed")
-            if reason is None:
-                answers[key] = Answer(value, None, attempt + 1)
-            else:
-                reasons[key] = reason
-                still_pending.append(key)
-        pending = still_pending
-    for key in pending:
-        answers[key] = Answer(None, reasons[key], retries + 1)
-    return answers
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,7 +132,7 @@ def generate(
             seed=settings.seed + attempt,
             max_tokens=settings.question_max_tokens,
         ),
-        lambda qid, reply: check_item(by_qid[qid], reply, settings.max_words),
+        lambda qid, result: check_item(by_qid[qid], result.content, settings.max_words),
         settings.retries,
     )
     outcomes = {}
@@ -295,7 +250,7 @@ def name_subjects(
                 seed=settings.seed + attempt,
                 max_tokens=16,
             ),
-            lambda pid, reply: check_subject(reply),
+            lambda pid, result: check_subject(result.content),
             settings.retries,
         )
         subjects |= {pid: answer.value for pid, answer in answers.items()}
@@ -487,7 +442,7 @@ def _kind_questions(groups, llm, prompt, settings, kind_template, model) -> pd.D
             temperature=0.0 if attempt == 0 else None,
             response_format=kinds_format(len(by_qid[qid])),
         ),
-        lambda qid, reply: parse_kinds(reply, len(by_qid[qid])),
+        lambda qid, result: parse_kinds(result.content, len(by_qid[qid])),
         settings.retries,
     )
     rows = []

@@ -4,6 +4,7 @@ Workflow scripts call these; tests call them without Snakemake."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from boolbench.generation.questions import (
 from boolbench.io import write_table_atomic, write_text_atomic
 from boolbench.llm import LLMClient
 
+log = logging.getLogger(__name__)
 PathLike = str | os.PathLike
 # (index, count): an LLM job's share of the groups. Group g belongs to shard g % count, so a
 # group's requests are the same whatever the count (and the response cache answers them).
@@ -184,6 +186,23 @@ def gather_shards(shards: list[PathLike], out: PathLike) -> int:
     key = "group" if "group" in table.column_names else "qid"
     write_table_atomic(table.sort_by([(key, "ascending")]), out)
     return table.num_rows
+
+
+def gather_stage(
+    shards: list[PathLike],
+    accounting: list[PathLike],
+    rows_out: PathLike,
+    accounting_out: PathLike,
+    checks: list[PathLike] | None = None,
+    checks_out: PathLike | None = None,
+) -> None:
+    """The gather job of an LLM stage: its rows, its accounting and (the filter) its answerer
+    checks, each one file whatever the shard count."""
+    rows = gather_shards(shards, rows_out)
+    gather_accounting(accounting, accounting_out)
+    if checks is not None:
+        gather_shards(checks, checks_out)
+    log.info("%d rows from %d shards -> %s", rows, len(shards), rows_out)
 
 
 def gather_accounting(shards: list[PathLike], out: PathLike) -> None:

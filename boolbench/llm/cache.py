@@ -2,12 +2,9 @@
 
 Layout: `<cache_dir>/llm/<key[:2]>/<key>.json`, where key = sha256 of the canonical JSON of
 (model, messages, sampling parameters including the seed). Each entry is written to a temporary
-file and renamed into place, so:
-- a job killed (even with SIGKILL) loses only calls whose answer had not arrived yet;
-- any number of jobs and machines may write at once: a rename is atomic, and two writers of the
-  same key write the same request;
-- it works on shared (NFS) file systems, unlike SQLite.
-Entries hold the request and the answer, never credentials.
+file and renamed into place (boolbench.io.JsonStore), so a job killed (even with
+SIGKILL) loses only calls whose answer had not arrived yet, and any number of jobs and machines
+may share it (NFS too). Entries hold the request and the answer, never credentials.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from boolbench.io import atomic_path
+from boolbench.io import JsonStore
 
 
 def cache_key(model: str, messages: list[dict], params: dict) -> str:
@@ -44,21 +41,15 @@ class CachedResponse:
 
 
 class ResponseCache:
-    """Content-addressed store of chat completions."""
+    """Content-addressed store of chat completions (a JsonStore under `<cache_dir>/llm`)."""
 
     def __init__(self, cache_dir: str | os.PathLike):
-        self.root = Path(cache_dir).expanduser() / "llm"
-
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        self.store = JsonStore(Path(cache_dir).expanduser() / "llm")
 
     def get(self, key: str) -> CachedResponse | None:
-        try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        entry = self.store.get(key)
+        if entry is None:
             return None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None  # unreadable (should not happen with atomic writes): ask again
         return CachedResponse(
             content=entry["response"]["content"],
             finish_reason=entry["response"]["finish_reason"],
@@ -68,24 +59,22 @@ class ResponseCache:
         )
 
     def put(self, key: str, request: dict, response: CachedResponse) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {
-            "key": key,
-            "request": request,
-            "response": {
-                "content": response.content,
-                "finish_reason": response.finish_reason,
-                "top_logprobs": response.top_logprobs,
+        self.store.put(
+            key,
+            {
+                "key": key,
+                "request": request,
+                "response": {
+                    "content": response.content,
+                    "finish_reason": response.finish_reason,
+                    "top_logprobs": response.top_logprobs,
+                },
+                "usage": {
+                    "prompt_tokens": response.prompt_tokens,
+                    "completion_tokens": response.completion_tokens,
+                },
             },
-            "usage": {
-                "prompt_tokens": response.prompt_tokens,
-                "completion_tokens": response.completion_tokens,
-            },
-        }
-        # A unique temporary file per call: concurrent jobs may write the same answer at once.
-        with atomic_path(path) as temp, open(temp, "w", encoding="utf-8") as out:
-            json.dump(entry, out, ensure_ascii=False, sort_keys=True)
+        )
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0
+        return len(self.store)

@@ -1,7 +1,9 @@
-"""Small self-contained HTML pages (tables, examples, config) that the Snakemake report embeds.
+"""The one table renderer: Markdown tables, and small self-contained HTML pages (tables,
+examples, config) that the Snakemake report embeds.
 
 No scripts and no external resources: a page renders the same offline, inside the report's
-iframe or opened on its own."""
+iframe or opened on its own. Metric tables add LaTeX
+(boolbench.retrieval.evaluation.write_table_files)."""
 
 from __future__ import annotations
 
@@ -50,6 +52,15 @@ def table(
     )
     title = f"<caption>{escape(caption)}</caption>" if caption else ""
     return f"<table>{title}\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>"
+
+
+def markdown_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines of a Markdown table; cells are Markdown text ("|" in them is escaped)."""
+
+    def line(cells) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return [line(headers), "|" + "|".join("---" for _ in headers) + "|", *map(line, rows)]
 
 
 def notes(lines: list[str]) -> str:

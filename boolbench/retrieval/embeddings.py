@@ -39,6 +39,7 @@ class EncoderSettings:
     max_seq_length: int | None = 256
     normalize: bool = True
     device: str = "auto"
+    precision: str = "auto"
 
     @classmethod
     def from_config(cls, section: dict) -> EncoderSettings:
@@ -84,16 +85,99 @@ def embedding_dimension(model) -> int:
     return int(getter() if getter else model.get_sentence_embedding_dimension())
 
 
-def encode_texts(model, texts: list[str], settings: EncoderSettings, progress: bool = True):
+def encode_texts(
+    model,
+    texts: list[str],
+    settings: EncoderSettings,
+    progress: bool = True,
+    threads: int | None = None,
+):
     """float32 [len(texts), dim] embeddings."""
-    embeddings = model.encode(
+    return encode_sentences(
+        model,
         texts,
         batch_size=settings.batch_size,
+        threads=threads,
+        precision=settings.precision,
         normalize_embeddings=settings.normalize,
-        convert_to_numpy=True,
         show_progress_bar=progress,
     )
-    return np.asarray(embeddings, dtype=np.float32)
+
+
+def bf16_native(device) -> bool:
+    """True where bf16 matrix products run natively (a CPU with AVX512-BF16 or AMX-BF16)."""
+    import torch
+
+    if device.type != "cpu":
+        return False
+    try:
+        capabilities = torch.cpu.get_capabilities()
+    except (AttributeError, RuntimeError):  # older torch
+        return False
+    return bool(capabilities.get("avx512_bf16") or capabilities.get("amx_bf16"))
+
+
+def resolve_precision(precision: str, device) -> str:
+    """`auto` -> bf16 where the CPU runs bf16 natively, fp32 elsewhere (a GPU included)."""
+    if precision == "auto":
+        return "bf16" if bf16_native(device) else "fp32"
+    return precision
+
+
+def encode_sentences(
+    model,
+    texts: list[str],
+    batch_size: int,
+    threads: int | None = None,
+    precision: str = "auto",
+    normalize_embeddings: bool = False,
+    show_progress_bar: bool = False,
+    **encode_kwargs,
+) -> np.ndarray:
+    """SentenceTransformer.encode as float32 [len(texts), dim], faster on a CPU: in `threads`
+    threads of one torch thread each (batches_in_threads) and, with precision bf16 (or auto on
+    a CPU with native bf16), under bf16 autocast: 2.7x the plain fp32 encode of all-MiniLM-L6-v2
+    here, vectors at cosine >= 0.9999 to fp32 (tests/test_encoding.py)."""
+    import torch
+
+    if not texts:
+        return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
+    bf16 = resolve_precision(precision, model.device) == "bf16"
+    on_cpu = model.device.type == "cpu"
+    # Longest first, as encode sorts them: interleaved parts get equal shares of the work.
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    parts = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    threaded = on_cpu and bool(threads) and threads > 1 and len(parts) > 1
+
+    def work(batches: list[list[int]]) -> list:
+        rows = [i for batch in batches for i in batch]
+        # autocast is per thread: each worker enters its own.
+        with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=bf16):
+            vectors = model.encode(
+                [texts[i] for i in rows],
+                batch_size=batch_size,
+                convert_to_numpy=False,
+                convert_to_tensor=True,
+                show_progress_bar=show_progress_bar and not threaded,
+                **encode_kwargs,
+            )
+        return [(rows, vectors.float().cpu().numpy())]
+
+    if not threaded:
+        results = work(parts)
+    else:
+        previous = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            results = batches_in_threads(work, parts, threads)
+        finally:
+            torch.set_num_threads(previous)
+    out = np.zeros((len(texts), results[0][1].shape[1]), dtype=np.float32)
+    for rows, vectors in results:
+        out[rows] = vectors
+    if normalize_embeddings and len(out):  # exact unit norm after bf16 products
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    return out
 
 
 def batches_in_threads(work, batches: list, threads: int | None, initializer=None) -> list:
@@ -130,7 +214,7 @@ def encode_shard(
     texts = shard_texts(corpus_path, shard, n_shards)
     model = load_encoder(settings, threads)
     if texts:
-        embeddings = encode_texts(model, texts, settings)
+        embeddings = encode_texts(model, texts, settings, threads=threads)
     else:
         embeddings = np.zeros((0, embedding_dimension(model)), dtype=np.float32)
     save_npy_atomic(embeddings, out_path)

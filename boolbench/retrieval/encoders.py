@@ -18,6 +18,7 @@ from boolbench.errors import InputError
 from boolbench.retrieval.embeddings import (
     batches_in_threads,
     embedding_dimension,
+    encode_sentences,
     resolve_model,
 )
 from boolbench.retrieval.registry import ModelSpec
@@ -87,6 +88,7 @@ class SentenceTransformerEncoder:
 
     def __init__(self, spec: ModelSpec, threads: int | None):
         self.spec = spec
+        self.threads = threads
         self.model = load_sentence_transformer(spec, threads)
         self.query_model = (
             load_sentence_transformer(spec, threads, query=True) if spec.query_model else None
@@ -100,16 +102,17 @@ class SentenceTransformerEncoder:
             )
 
     def _encode(self, model, texts, prefix: str, prompt_name: str | None) -> np.ndarray:
-        vectors = model.encode(
+        return encode_sentences(
+            model,
             list(texts),
             batch_size=self.spec.batch_size,
+            threads=self.threads,
+            precision=self.spec.precision,
             prompt_name=prompt_name,
             prompt=None if prompt_name else (prefix or None),
             normalize_embeddings=self.spec.normalize,
-            convert_to_numpy=True,
             show_progress_bar=len(texts) > 1000,
         )
-        return _finish(vectors, False)
 
     def encode_passages(self, texts):
         return self._encode(

@@ -245,10 +245,13 @@ def write_table_files(
         return f"{bold[0]}{text}{bold[1]}" if marks.at[row, header] else text
 
     headers = [h for h, *_ in columns]
-    lines = ["| Model | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
-    for row in table.index:
-        cells = [cell(row, h, ("**", "**"), "\N{DAGGER}") for h in headers]
-        lines.append(f"| {table.at[row, 'model']} | " + " | ".join(cells) + " |")
+    lines = html.markdown_table(
+        ["Model", *headers],
+        [
+            [table.at[row, "model"], *(cell(row, h, ("**", "**"), "\N{DAGGER}") for h in headers)]
+            for row in table.index
+        ],
+    )
     write_text_atomic(out["md"], "\n".join([*lines, "", legend, *notes, ""]))
 
     rows = [

