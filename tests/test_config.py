@@ -94,3 +94,22 @@ def test_llm_defaults_and_openai_needs_a_model():
     with pytest.raises(ConfigError, match="llm.api_key_env: must be the name of an") as error:
         validate_config({**minimal(), "llm": {"api_key_env": "sk-123"}})
     assert "sk-123" not in str(error.value)
+
+
+def test_sentence_transformers_models_follow_the_encoders_precision():
+    from boolbench.retrieval.registry import encoding_params, shares_clustering_embeddings
+
+    plain = validate_config(minimal())  # schema defaults: fp32, the model's own vectors
+    assert plain["encoder"]["precision"] == "fp32"
+    assert plain["models"]["minilm-l6"]["precision"] == "fp32"
+    assert "precision" not in encoding_params(plain["models"]["minilm-l6"])  # as before the key
+    assert plain["models"]["e5-small-q4"]["precision"] == "auto"  # 4-bit already
+
+    fast = validate_config({**minimal(), "encoder": {"precision": "auto"}})  # config.yaml's
+    minilm, encoder = fast["models"]["minilm-l6"], fast["encoder"]
+    assert minilm["precision"] == "auto" and encoding_params(minilm)["precision"] == "auto"
+    assert shares_clustering_embeddings(minilm, encoder, "{text}")  # reuses its vectors
+    own = {**minilm, "precision": "fp32"}  # a model that says otherwise encodes its own
+    assert not shares_clustering_embeddings(own, encoder, "{text}")
+    shipped = load_config_file(Path(__file__).resolve().parents[1] / "config.yaml")
+    assert validate_config(shipped)["models"]["minilm-l6"]["precision"] == "auto"

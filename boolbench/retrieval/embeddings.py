@@ -39,7 +39,7 @@ class EncoderSettings:
     max_seq_length: int | None = 256
     normalize: bool = True
     device: str = "auto"
-    precision: str = "auto"
+    precision: str = "fp32"
 
     @classmethod
     def from_config(cls, section: dict) -> EncoderSettings:

