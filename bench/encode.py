@@ -35,11 +35,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def default_models() -> dict:
-    """The dense models of the default registry, with their schema defaults filled."""
-    from boolbench.config import validate_config
+    """The dense models of the default run (the shipped config.yaml, its precision included),
+    with their schema defaults filled."""
+    from boolbench.config import load_config_file, validate_config
     from boolbench.retrieval.registry import DENSE_KINDS
 
-    config = validate_config({"corpora": {"wiki": {"source": "vital_articles"}}})
+    config = validate_config(load_config_file(Path(__file__).resolve().parents[1] / "config.yaml"))
     return {n: e for n, e in config["models"].items() if e["kind"] in DENSE_KINDS}
 
 
