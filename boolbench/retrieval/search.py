@@ -46,11 +46,12 @@ log = logging.getLogger(__name__)
 
 
 class SearchIndex(Protocol):
-    """A first-stage model ready to search: `pids` are its rows; `encode_queries` turns texts
-    into its queries (vectors, or token lists); `top` gives the [n, k] rows (-1: none) and
-    scores of each query's best passages; `scores` the exact [n, len(rows)] scores of given
-    rows (document-scoped runs, Boolean merges)."""
+    """A first-stage model ready to search: `spec` is its registry entry and `pids` its rows;
+    `encode_queries` turns texts into its queries (vectors, or token lists); `top` gives the
+    [n, k] rows (-1: none) and scores of each query's best passages; `scores` the exact
+    [n, len(rows)] scores of given rows (document-scoped runs, Boolean merges)."""
 
+    spec: ModelSpec
     pids: np.ndarray
 
     def encode_queries(self, texts: list[str]): ...
