@@ -63,10 +63,10 @@ class SlurmSite:
         notes: list[str] = []
         nodes: dict[str, PartitionLimits] = {}
         default = None
-        if given is not None and set(given) != set(LIMIT_KEYS):
+        if given is not None:  # also with every limit given: sinfo names the default partition
             if sinfo is None:
                 sinfo, problem = run_sinfo()
-                if problem:
+                if problem and set(given) != set(LIMIT_KEYS):
                     notes.append(f"{problem}; requests are not capped")
             if sinfo:
                 nodes, default = parse_sinfo(sinfo)
@@ -135,7 +135,7 @@ class SlurmSite:
         print(line, file=out or sys.stderr)
 
     def summary(self) -> str:
-        parts = [f"partition {self._name(self.partition)}"]
+        parts = [self._name(self.partition)]
         if self.account:
             parts.append(f"account {self.account}")
         limits = self._limits(False)
@@ -150,13 +150,17 @@ class SlurmSite:
         ]
         parts.append("requests capped at " + ", ".join(caps) if caps else "requests not capped")
         if self.gpu:
-            parts.append(f"GPUs asked for (partition {self._name(self.gpu_partition)})")
+            parts.append(f"GPUs asked for ({self._name(self.gpu_partition)})")
         else:
             parts.append("no GPUs asked for (BOOLBENCH_SLURM_GPU=1 to ask)")
         return "profiles/slurm: " + "; ".join([*parts, *self.notes])
 
     def _name(self, partition: str | None) -> str:
-        return partition or f"{self.default_partition or ''} (the default)".lstrip()
+        if partition:
+            return f"partition {partition}"
+        if self.default_partition:
+            return f"partition {self.default_partition} (the default)"
+        return "the default partition"  # no sinfo (BOOLBENCH_SLURM_LIMITS=none, or it failed)
 
     def _limits(self, gpu: bool) -> PartitionLimits:
         name = self.gpu_partition if gpu and self.gpu else self.partition

@@ -143,6 +143,21 @@ def test_slurm_site_from_environment():
     assert "GRES" not in gpu.summary()
 
 
+def test_slurm_summary_names_the_default_partition_when_every_limit_is_given():
+    # All three limits given: sinfo still names the default partition (and the caps are as given).
+    given = {"BOOLBENCH_SLURM_LIMITS": "cpus=2,mem_mb=9000,runtime=30"}
+    site = SlurmSite.from_environment(given, sinfo=SINFO)
+    assert (site.threads(8), site.mem("16000"), site.runtime("60")) == (
+        2, "min(16000, 9000)", "min(60, 30)"
+    )  # fmt: skip
+    assert site.summary().startswith(
+        "profiles/slurm: partition debug (the default); requests capped at 2 CPUs, 9000 MB, 30 min"
+    )
+    # Without sinfo (`none`, or sinfo unreadable) the partition is the cluster's default.
+    unnamed = SlurmSite.from_environment({"BOOLBENCH_SLURM_LIMITS": "none"})
+    assert unnamed.summary().startswith("profiles/slurm: the default partition; requests not")
+
+
 def test_slurm_limits_are_checked():
     assert parse_limits("cpus=2, mem_mb=100") == {"cpus": 2, "mem_mb": 100}
     assert parse_limits("none") is None
