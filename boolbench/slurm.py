@@ -191,11 +191,13 @@ def parse_limits(text: str) -> dict[str, int] | None:
 SINFO_FORMAT = "%P|%c|%m|%l|%G"
 
 
-def run_sinfo() -> tuple[str | None, str | None]:
-    """(sinfo's node list, None), or (None, why it could not be read)."""
+def run_sinfo(partition: str | None = None) -> tuple[str | None, str | None]:
+    """(sinfo's node list, of one partition if given, None), or (None, why it could not be
+    read)."""
+    only = [f"--partition={partition}"] if partition else []
     try:
         done = subprocess.run(
-            ["sinfo", "--noheader", "--Node", "--format", SINFO_FORMAT],
+            ["sinfo", "--noheader", "--Node", "--format", SINFO_FORMAT, *only],
             capture_output=True,
             text=True,
             timeout=30,

@@ -47,8 +47,16 @@ class SlurmCluster:
     """`with SlurmCluster() as cluster:` starts the daemons; `cluster.env` is the environment
     for SLURM clients (sbatch, squeue, and Snakemake's executor plugin)."""
 
-    def __init__(self, node: str = "boolbench", max_memory_mb: int | None = None):
+    def __init__(
+        self,
+        node: str = "boolbench",
+        max_memory_mb: int | None = None,
+        partitions: dict[str, str] | None = None,
+    ):
+        """`partitions`: more partitions on the node besides `debug` (the default), name ->
+        settings, e.g. {"short": "MaxTime=30 MaxCPUsPerNode=1"}."""
         self.node = node
+        self.partitions = partitions or {}
         self.cpus, total_mb = node_hardware()
         # A node declares at most what the machine has (here 80%: the rest is the OS's);
         # max_memory_mb makes it a smaller node than the machine.
@@ -133,6 +141,10 @@ class SlurmCluster:
                     f"NodeHostname={socket.gethostname().split('.')[0]} "
                     f"CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN",
                     f"PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
+                    *(
+                        f"PartitionName={name} Nodes={self.node} {settings} State=UP"
+                        for name, settings in self.partitions.items()
+                    ),
                     "",
                 ]
             )
@@ -194,6 +206,11 @@ class SlurmCluster:
         """`scontrol show job` as a dict (e.g. NumCPUs, MinMemoryNode, JobState, ExitCode)."""
         text = self.query("scontrol", "show", "job", "--oneliner", job_id)
         return dict(re.findall(r"(\S+?)=(\S*)", text))
+
+    def sbatch(self, *options: str) -> str:
+        """Submits a job that sleeps a second (its output in the cluster's folder); its id."""
+        output = f"--output={self.root / 'log' / 'job-%j.out'}"
+        return self.query("sbatch", "--parsable", output, *options, "--wrap", "sleep 1").strip()
 
     def submitted_jobs(self) -> list[str]:
         """Job ids slurmctld accepted from sbatch, from its log."""

@@ -8,7 +8,14 @@ import re
 import pytest
 
 from boolbench.errors import ConfigError
-from boolbench.slurm import SlurmSite, parse_limits, parse_sinfo, slurm_minutes
+from boolbench.slurm import (
+    PartitionLimits,
+    SlurmSite,
+    parse_limits,
+    parse_sinfo,
+    slurm_minutes,
+)
+from boolbench.slurm_executor import explain, megabytes, never_starts
 from tests.conftest import REPO, tiny_config
 
 
@@ -156,6 +163,52 @@ def test_slurm_summary_names_the_default_partition_when_every_limit_is_given():
     # Without sinfo (`none`, or sinfo unreadable) the partition is the cluster's default.
     unnamed = SlurmSite.from_environment({"BOOLBENCH_SLURM_LIMITS": "none"})
     assert unnamed.summary().startswith("profiles/slurm: the default partition; requests not")
+
+
+def test_pending_reasons_that_never_clear():
+    for reason in (
+        "PartitionConfig",
+        "PartitionTimeLimit",
+        "MaxMemPerLimit",
+        "QOSMaxCpuPerJobLimit",
+        "AssocMaxMemPerJob",
+        "QOSMinCpuNotSatisfied",
+    ):
+        assert never_starts(reason), reason
+    for reason in (
+        "Resources",
+        "Priority",
+        "None",
+        "JobHeldUser",
+        "ReqNodeNotAvail",
+        "QOSMaxJobsPerUserLimit",
+        "AssocGrpCpuLimit",
+        "PartitionDown",
+    ):
+        assert not never_starts(reason), reason
+    assert [megabytes(t) for t in ("16000M", "16G", "4000", "0", "UNLIMITED", "2048K")] == [
+        16000, 16384, 4000, None, None, 2
+    ]  # fmt: skip
+
+
+def test_a_never_starting_job_is_explained_by_the_limit_it_exceeds():
+    job = {"JobId": "7", "Partition": "cpu", "Reason": "PartitionConfig", "NumCPUs": "16",
+           "MinMemoryCPU": "2G", "TimeLimit": "2-00:00:00"}  # fmt: skip
+    node = PartitionLimits(cpus=8, mem_mb=64000)
+    partition = {
+        "MaxTime": "1-00:00:00",
+        "MaxCPUsPerNode": "UNLIMITED",
+        "MaxMemPerNode": "UNLIMITED",
+    }
+    assert explain(job, partition, node).startswith(
+        "SLURM job 7 can never start in partition cpu (PartitionConfig): it asks for 16 CPUs "
+        "and 2880 min, the partition allows 8 CPUs and 1440 min; cancelled"
+    )
+    # Within the partition (a QOS limit): the whole request and SLURM's reason.
+    job |= {"Reason": "QOSMaxCpuPerJobLimit", "NumCPUs": "1", "TimeLimit": "60"}
+    assert "(QOSMaxCpuPerJobLimit): it asks for 1 CPU, 2048 MB, 60 min, more than the cluster" in (
+        explain(job, partition, node)
+    )
 
 
 def test_slurm_limits_are_checked():
