@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import string
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -21,6 +22,8 @@ HUB_KINDS = ("sentence-transformers", "cross-encoder")
 HUB_KEYS = ("revision", "trust_remote_code", "model_kwargs", "tokenizer_kwargs", "config_kwargs")
 # Sections given at top level as defaults and overridable per corpus.
 CORPUS_SECTIONS = ("extraction", "encoder", "clustering", "document_grouping", "candidates")
+# What an unset baselines.train_on trains, when the retriever can be trained.
+DEFAULT_TRAIN_ON = ("all",)
 
 
 @cache
@@ -198,31 +201,84 @@ def _check_model(name: str, entry: dict, models: dict, source: str) -> None:
 
 
 def _check_baselines(config: dict, source: str) -> None:
+    """An explicit retriever or train_on must be possible; null ones follow the models present."""
     baselines, models = config["baselines"], config["models"]
     retriever = baselines["retriever"]
-    if retriever not in models:
-        raise ConfigError(
-            f"{source}: baselines.retriever: {retriever!r} is not a model of this config "
-            f"(one of {sorted(models)})"
-        )
-    if models[retriever]["kind"] == "cross-encoder":
-        raise ConfigError(f"{source}: baselines.retriever: {retriever!r} is a cross-encoder")
-    if baselines["train_on"] and models[retriever]["kind"] != "sentence-transformers":
-        raise ConfigError(
-            f"{source}: baselines.train_on: contrastive training needs a sentence-transformers "
-            f"retriever, and {retriever!r} is {models[retriever]['kind']}; set train_on: []"
-        )
-    if baselines["train_on"] and models[retriever].get("query_model"):
-        raise ConfigError(
-            f"{source}: baselines.train_on: {retriever!r} has two towers (query_model); "
-            "contrastive training continues one model: set train_on: []"
-        )
+    if retriever is not None:
+        if retriever not in models:
+            raise ConfigError(
+                f"{source}: baselines.retriever: {retriever!r} is not a model of this config "
+                f"(one of {sorted(models)})"
+            )
+        if models[retriever]["kind"] == "cross-encoder":
+            raise ConfigError(f"{source}: baselines.retriever: {retriever!r} is a cross-encoder")
+    for name in config["corpora"]:
+        corpus_baselines(config, name, source)
     reserved = [name for name in models if name.startswith("contrastive-")]
     if reserved:
         raise ConfigError(
             f"{source}: models.{reserved[0]}: names starting with 'contrastive-' are the "
             "baselines' trained models"
         )
+
+
+@dataclass(frozen=True)
+class CorpusBaselines:
+    """The baselines of one corpus: Table 3's retriever, the subsets contrastive training runs
+    on, and why it runs on none when training was not asked for (train_on null)."""
+
+    retriever: str
+    train_on: tuple[str, ...]
+    untrained: str | None = None
+
+
+def corpus_baselines(config: dict, corpus: str, source: str = "config") -> CorpusBaselines:
+    """Resolve `baselines.retriever` and `baselines.train_on` for one corpus (see the schema);
+    ConfigError when an explicit train_on cannot be trained."""
+    baselines, models = config["baselines"], config["models"]
+    retriever = baselines["retriever"] or _default_retriever(
+        config["corpora"][corpus]["models"] or list(models), models
+    )
+    why = _untrainable(retriever, models[retriever])
+    train_on = baselines["train_on"]
+    if train_on is None:
+        return CorpusBaselines(retriever, () if why else DEFAULT_TRAIN_ON, why)
+    if train_on and why:
+        chosen = "" if baselines["retriever"] else f" (chosen for corpus {corpus!r})"
+        raise ConfigError(
+            f"{source}: baselines.train_on: {why}{chosen}; set baselines.retriever to a "
+            "one-tower sentence-transformers model, or train_on: []"
+        )
+    return CorpusBaselines(retriever, tuple(train_on))
+
+
+def _default_retriever(names: list[str], models: dict) -> str:
+    """The first one-tower sentence-transformers model of `names` (training can continue it),
+    else the first dense one, else the first other first-stage one (bm25)."""
+    from boolbench.retrieval.registry import DENSE_KINDS
+
+    def first_stage(pool):
+        return [n for n in pool if models[n]["kind"] != "cross-encoder"]
+
+    # Only cross-encoders named: their first-stage models are in the registry.
+    candidates = first_stage(names) or first_stage(models)
+    trainable = [n for n in candidates if _untrainable(n, models[n]) is None]
+    dense = [n for n in candidates if models[n]["kind"] in DENSE_KINDS]
+    return (trainable or dense or candidates)[0]
+
+
+def _untrainable(name: str, entry: dict) -> str | None:
+    """Why contrastive training cannot continue this model, or None when it can."""
+    if entry["kind"] != "sentence-transformers":
+        return (
+            f"contrastive training needs a sentence-transformers retriever, and {name!r} is "
+            f"{entry['kind']}"
+        )
+    if entry.get("query_model"):
+        return (
+            f"{name!r} has two towers (query_model), and contrastive training continues one model"
+        )
+    return None
 
 
 def check_corpus_sizes(config: dict[str, Any], source: str = "config") -> None:

@@ -63,7 +63,7 @@ rule boolean_operation_run:
         "../envs/retrieve.yaml"
     threads: 2
     params:
-        retriever=BASELINES["retriever"],
+        retriever=lambda wc: retriever_of(wc.corpus),
         model=baseline_retriever_params,
         split=BASELINES["split"],
         k=BASELINES["k"],
@@ -111,7 +111,7 @@ rule table3:
     conda:
         "../envs/retrieve.yaml"
     params:
-        retriever=BASELINES["retriever"],
+        retriever=lambda wc: retriever_of(wc.corpus),
         trained=lambda wc: trained_models_of(wc.corpus),
         split=BASELINES["split"],
         not_computed=not_computed,

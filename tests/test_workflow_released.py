@@ -310,3 +310,71 @@ def test_a_passage_missing_from_the_corpus_stops_the_import_with_one_line(evalua
         "in the corpus ('Not_an_article'; the first in question q1, line 1)"
     ) in result.stderr
     assert not flow.path("results/released/boolquestions.parquet").exists()
+
+
+@pytest.fixture(scope="module")
+def as_written(tmp_path_factory, data):
+    """The issue's config, run to the end: a corpus with `questions:` (another run's dataset,
+    every question in the train split) and one BM25 model, no baselines key; Tables 2 and 3
+    on the test split, which has no question."""
+    folder = tmp_path_factory.mktemp("as-written")
+    frame = pd.read_parquet(data["dataset"]).assign(split="train")
+    all_train = folder / "all_train.parquet"
+    pq.write_table(
+        pa.Table.from_pandas(frame, schema=DATASET_SCHEMA, preserve_index=False), all_train
+    )
+    with FakeOpenAIServer(responder=respond) as server:
+        config = scripted_config(
+            server,
+            corpora={
+                "given": {
+                    "source": "boolquestions",
+                    "path": str(data["folder"] / "corpus.jsonl"),
+                    "questions": str(all_train),
+                }
+            },
+            models={"bm25": {"kind": "bm25"}},
+            evaluation={"table_split": "test"},
+        )
+        for key in ("retriever", "train_on"):  # the tiny config's; this one sets neither
+            del config["baselines"][key]
+        flow = Workflow(folder / "run")
+        flow.workdir.mkdir()
+        flow.write_config(config)
+        yield flow, flow.run(check=False)
+
+
+def test_a_corpus_with_questions_and_its_models_runs_as_written(as_written):
+    """No baselines key: BM25 is the baselines' retriever, and the contrastive row is skipped
+    with one line in Table 3 and in its log."""
+    flow, result = as_written
+    assert result.returncode == 0, result.stderr[-3000:]
+    table = pd.read_csv(flow.path("results/given/tables/table3.csv"))
+    assert table["model"].tolist() == [
+        "bm25",
+        "Decomposed query",
+        "Oracle decomposition",
+        "Boolean contrastive (all)",
+    ]
+    line = (
+        "Boolean contrastive (all): not computed: contrastive training needs a "
+        "sentence-transformers retriever, and 'bm25' is bm25."
+    )
+    assert line in flow.path("results/given/tables/table3.md").read_text()
+    assert line in flow.path("logs/given/table3.log").read_text()
+    assert not flow.path("results/given/models/contrastive-all").exists()
+
+
+def test_an_empty_test_split_gives_tables_and_figures_that_say_so(as_written):
+    flow, _ = as_written
+    base = flow.path("results/given")
+    assert pd.read_csv(base / "tables/table3.csv").iloc[:, 1:].isna().all().all()
+    assert (
+        "No question is in the test split (baselines.split), so the question columns are empty."
+        in (base / "tables/table3.md").read_text()
+    )
+    table2 = (base / "tables/table2.md").read_text()
+    assert "ALL 0 (0 with negatives)" in table2
+    assert "No question is in the test split (evaluation.table_split)" in table2
+    assert "No question in the test split" in (base / "figures/mrr_by_type.svg").read_text()
+    assert "for 12 of 12 questions" in (base / "report/rankings.html").read_text()

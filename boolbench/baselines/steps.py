@@ -11,6 +11,7 @@ Artifacts:
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pandas as pd
@@ -43,6 +44,7 @@ from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import read_run, write_run
 from boolbench.retrieval.search import open_index
 
+log = logging.getLogger(__name__)
 PathLike = str | os.PathLike
 TABLE3_COLUMNS = [
     *[(f"BDR MRR@10 {t}", "boolquestions", t, "MRR@10", True) for t in ("ALL", *TYPES)],
@@ -140,7 +142,7 @@ def train_step(
     if settings.side == "query":
         rows = training_rows(questions, simple, subset, settings.simple_pairs)
         if rows.empty:
-            raise InputError(located(questions_path, f"no train questions for subset {subset!r}"))
+            raise _no_train_questions(questions, subset, questions_path)
         pids, vectors = load_embeddings(embeddings_path)
         wanted = {*rows["positive"], *rows["negative"].dropna()}
         passage_vectors = {pid: vectors[i] for i, pid in enumerate(pids) if pid in wanted}
@@ -155,8 +157,27 @@ def train_step(
         settings.simple_pairs,
     )
     if not examples:
-        raise InputError(located(questions_path, f"no train questions for subset {subset!r}"))
+        raise _no_train_questions(questions, subset, questions_path)
     train(spec, examples, settings, out, threads)
+
+
+def _no_train_questions(questions: pd.DataFrame, subset: str, path: PathLike) -> InputError:
+    """The one-line error of a contrastive model with nothing to train on."""
+    train = questions[questions["split"] == "train"]
+    if train.empty:
+        found = (
+            f"none of its {len(questions)} questions is in the train split (split."
+            "train_fraction assigns whole groups)"
+        )
+    else:
+        found = f"none of its {len(train)} train questions is {subset.upper()}"
+    return InputError(
+        located(
+            path,
+            f"no question to train contrastive-{subset} on: {found}; set baselines.train_on: "
+            "[] to skip contrastive training",
+        )
+    )
 
 
 def table3_step(
@@ -192,11 +213,14 @@ def table3_step(
     table = metric_table(metrics, rows, table_split, TABLE3_COLUMNS)
     decomposed = pd.read_parquet(decomposed_path)
     failed = int((decomposed["status"] == "failed").sum())
+    skipped = [f"{label}: not computed: {why}." for label, why in not_computed.items()]
+    for line in skipped:
+        log.info(line)
     notes = [
-        counts_line(metrics, table_split, original=False, label=split),
+        counts_line(metrics, table_split, original=False, label=split, key="baselines.split"),
         f"Decomposition failed for {failed} of {len(decomposed)} questions (they keep the "
         f"{retriever} run).",
-        *(f"{label}: not computed: {why}." for label, why in not_computed.items()),
+        *skipped,
     ]
     incomplete = int(oracle_expressions(questions)["operator"].isna().sum())
     if incomplete and ORACLE_ROW in baseline_runs:

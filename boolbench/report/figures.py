@@ -96,6 +96,7 @@ def mrr_by_type(metrics: pd.DataFrame, models: list[str], split: str) -> Figure:
     ax.set_ylabel("MRR@10 (%)")
     ax.set_ylim(0, 100)
     ax.set_title(f"MRR@10 per question type ({split} split)")
+    _say_if_empty(ax, values, split)
     _legend_below(ax, len(models))
     ax.grid(axis="y", alpha=0.3)
     return fig
@@ -123,6 +124,7 @@ def negrecall_vs_mrr(metrics: pd.DataFrame, models: list[str], split: str) -> Fi
     ax.set_xlim(-2, 102)
     ax.set_ylim(-2, 102)
     ax.set_title(f"Excluded passages retrieved ({split} split)")
+    _say_if_empty(ax, mrr.reindex(index=models), split)
     ax.legend(fontsize="small", loc="upper left")
     ax.grid(alpha=0.3)
     return fig
@@ -198,6 +200,15 @@ def pass_rates(all_questions: pd.DataFrame, atomic: dict[str, pd.DataFrame]) -> 
     _legend_below(ax, rates.shape[1])
     ax.grid(axis="y", alpha=0.3)
     return fig
+
+
+def _say_if_empty(ax, values: pd.DataFrame, split: str) -> None:
+    """A split without questions draws nothing: say so on the axes rather than leave them blank."""
+    if values.isna().all().all():
+        ax.text(
+            0.5, 0.5, f"No question in the {split} split", ha="center", va="center",
+            transform=ax.transAxes,
+        )  # fmt: skip
 
 
 def _legend_below(ax, entries: int) -> None:

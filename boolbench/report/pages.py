@@ -108,6 +108,16 @@ def shorten(text: str, words: int) -> str:
     return " ".join(parts[:words]) + (" \N{HORIZONTAL ELLIPSIS}" if len(parts) > words else "")
 
 
+def passages_of(corpus_path: PathLike, pids: list[str]) -> pd.DataFrame:
+    """Title and text of the passages `pids`, indexed by pid (none: an empty frame, which
+    pyarrow's filter on an empty list cannot give)."""
+    columns = ["pid", "title", "text"]
+    if not pids:
+        return pd.DataFrame(columns=columns).set_index("pid")
+    filters = [("pid", "in", pids)]
+    return pq.read_table(corpus_path, columns=columns, filters=filters).to_pandas().set_index("pid")
+
+
 def write_examples(
     all_questions_path: PathLike,
     corpus_path: PathLike,
@@ -121,9 +131,7 @@ def write_examples(
     passages (shortened) and what the cyclic-consistency answerer said for each passage."""
     examples = pick_examples(pd.read_parquet(all_questions_path), per_type, seed)
     pids = sorted({p for col in ("positives", "negatives") for ps in examples[col] for p in ps})
-    corpus = pq.read_table(
-        corpus_path, columns=["pid", "title", "text"], filters=[("pid", "in", pids)]
-    ).to_pandas().set_index("pid")  # fmt: skip
+    corpus = passages_of(corpus_path, pids)
     answers = pd.read_parquet(answers_path)
     said = {
         (qid, pid): (answer, answered, scope)
@@ -262,9 +270,7 @@ def write_rankings(
     )  # fmt: skip
     shown = questions.head(max_questions)
     pids = sorted({p for parts in runs.values() for part in parts.values() for p in part["pid"]})
-    corpus = pq.read_table(
-        corpus_path, columns=["pid", "title", "text"], filters=[("pid", "in", pids)]
-    ).to_pandas().set_index("pid")  # fmt: skip
+    corpus = passages_of(corpus_path, pids)
 
     def cell(pid: str, positives: set, negatives: set) -> str:
         title = corpus["title"].get(pid) if pid in corpus.index else None

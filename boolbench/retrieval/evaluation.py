@@ -174,10 +174,16 @@ def best_marks(table: pd.DataFrame, columns: list[tuple] = TABLE2_COLUMNS) -> pd
 
 
 def counts_line(
-    metrics: pd.DataFrame, split: str, original: bool = True, label: str | None = None
+    metrics: pd.DataFrame,
+    split: str,
+    original: bool = True,
+    label: str | None = None,
+    key: str = "evaluation.table_split",
 ) -> str:
-    """How many queries each column averages over."""
-    rows = metrics[metrics["model"] == metrics["model"].iloc[0]]
+    """How many queries each column averages over, and why the question columns are empty
+    when no question is in the split (`key`: the setting that chose it)."""
+    # Counts do not depend on the model: the first one's hold (none when nothing was scored).
+    rows = metrics[metrics["model"] == metrics["model"].iloc[0]] if len(metrics) else metrics
 
     def n(query_set: str, split: str, kind: str, metric: str) -> int:
         match = rows[
@@ -194,7 +200,12 @@ def counts_line(
             f"{kind} {n('boolquestions', split, kind, 'MRR@10')} "
             f"({n('boolquestions', split, kind, 'NegRecall@10')} with negatives)"
         )
-    return f"Questions ({label or split} split): " + ", ".join(parts) + "."
+    name = label or split
+    line = f"Questions ({name} split): " + ", ".join(parts) + "."
+    if n("boolquestions", split, "ALL", "MRR@10") == 0:
+        where = "was scored" if name == "all" else f"is in the {name} split ({key})"
+        line += f" No question {where}, so the question columns are empty."
+    return line
 
 
 def write_tables(
