@@ -106,6 +106,20 @@ def llm_shards(wildcards, step, ext):
     ]
 
 
+def made_with(shard_params):
+    """A gather job's parameter: the `params` of the shard jobs it gathers, evaluated for its
+    wildcards. Snakemake (since 8.26) records a failed job's params as if it had finished and
+    deletes its output, and does not rerun a missing intermediate file whose consumer is up to
+    date: a shard job that failed after a settings change would otherwise never be redone, and
+    the gathered file would keep the previous settings' rows. With the shards' params, the
+    gather sees the change (its own params are recorded only when it succeeds) and asks for
+    the missing shards."""
+    return lambda wildcards: {
+        key: value(wildcards) if callable(value) else value
+        for key, value in shard_params.items()
+    }
+
+
 # API keys reach cluster jobs through Snakemake's envvars (never through config).
 API_KEY_ENVS = sorted(
     {

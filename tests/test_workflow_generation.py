@@ -135,6 +135,59 @@ def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripte
         flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
 
 
+def asked(flow, model) -> set[str]:
+    """The requests (messages and sampling parameters) answered for `model`, from the cache."""
+    entries = [json.loads(p.read_text()) for p in flow.path("cache/llm").rglob("*.json")]
+    return {
+        json.dumps({k: v for k, v in e["request"].items() if k != "model"}, sort_keys=True)
+        for e in entries
+        if e["request"]["model"] == model
+    }
+
+
+def is_generation(request: str) -> bool:
+    user = [m for m in json.loads(request)["messages"] if m["role"] == "user"][-1]
+    return user["content"].split("|")[0] in ("SIMPLE", "DISJ", "AND", "OR", "NOT")
+
+
+def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
+    # The model changes, the endpoint fails mid-stage, comes back, and the same config runs
+    # again: every stage must hold the new model's rows, and every call must have been asked.
+    flow, server = scripted
+    config = scripted_config(server, candidates={"n_groups": 4})
+    target = "results/tiny/boolquestions_all.parquet"
+    flow.write_config(config)
+    flow.run(target)  # nothing to do after the tests above; makes this test standalone
+    stages = ["simple", "disjunctive", "and", "or", "not"]
+    generation_calls = None
+    try:
+        # v2: the outage hits the first LLM job (atomic questions) after 3 answers; v3: it
+        # hits the filter, the last stage, after every generation call and 2 of its own.
+        for model, failing_rule in (("v2", "atomic_questions"), ("v3", "filter_questions")):
+            config["llm"]["model"] = model
+            flow.write_config(config)
+            after = 3 if generation_calls is None else generation_calls + 2
+            server.start_outage("500", after=after)
+            failed = flow.run(target, check=False)
+            server.end_outage()
+            assert failed.returncode != 0
+            assert f"boolbench: rule {failing_rule} failed" in failed.stderr
+            flow.run(target)
+            for stage in stages:
+                rows = pd.read_parquet(flow.path(f"results/tiny/questions/{stage}.parquet"))
+                assert rows["model"].eq(model).all(), stage
+            dataset = pd.read_parquet(flow.path(target))
+            assert dataset["model"].eq(model).all()
+            generation_calls = sum(map(is_generation, asked(flow, "v2")))
+        # Both models were asked every request (a stale stage would have left v3's share of
+        # the failed stage, the filter, unasked; v2's atomic questions likewise).
+        assert asked(flow, "v3") == asked(flow, "v2")
+        assert sum(not is_generation(r) for r in asked(flow, "v3")) > 2
+    finally:
+        server.end_outage()
+        flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
 def test_end_to_end_on_the_embedded_model(workflow):
     workflow.write_config(
         tiny_config(
