@@ -12,8 +12,8 @@ answering), echo-auth (a 400 whose body repeats the request's Authorization head
 proxies do).
 
 Outages (`server.outage`, or `start_outage` after some more answers): "500" answers every
-call with a 500; "hang" accepts every call and never answers (until the server stops), like a
-wedged proxy.
+call with a 500; "hang" accepts every call and never answers (until the outage ends or the
+server stops: then it closes the connection), like a wedged proxy.
 
 Like llama.cpp's server, GET /metrics shows a counter (llamacpp:n_decode_total) that grows
 every 50 ms while a request is being worked on (its latency, or a slow fault), and not while
@@ -71,7 +71,7 @@ class FakeOpenAIServer:
         self.decoded = 0  # the /metrics progress counter
         self.outage: str | None = None  # None, "500" or "hang" (see the module docstring)
         self._outage_after: tuple[str, int] | None = None  # (outage, answers left before it)
-        self._stopping = threading.Event()  # releases hung calls
+        self._release = threading.Event()  # set: hung calls give up (a new one per outage)
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -85,7 +85,7 @@ class FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._stopping.set()
+        self._release.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -99,6 +99,8 @@ class FakeOpenAIServer:
     def end_outage(self) -> None:
         with self.lock:
             self.outage = self._outage_after = None
+            self._release.set()
+            self._release = threading.Event()
 
     def _answered(self, prompt: str) -> None:
         with self.lock:
@@ -166,7 +168,7 @@ class FakeOpenAIServer:
 
             def _answer(self, body: dict, prompt: str, attempt: int) -> None:
                 if server.outage == "hang":
-                    server._stopping.wait()
+                    server._release.wait()
                     self.close_connection = True
                     return
                 if server.outage == "500":
