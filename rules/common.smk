@@ -26,6 +26,12 @@ from boolbench.retrieval.registry import (
     non_default_keys,
     shares_clustering_embeddings,
 )
+from boolbench.running import (
+    another_run_notice,
+    forget_run,
+    forward_stop_signals,
+    record_run,
+)
 
 # A --configfile given on the command line replaces the default config instead of merging
 # into it (merging would mix the default corpora into the user's).
@@ -71,6 +77,27 @@ try:
     TEMPLATES = resolve_templates()
 except BoolbenchError as err:
     raise WorkflowError(str(err)) from None
+
+
+# SIGTERM and Ctrl-C stop running jobs too (Snakemake alone would wait for them to finish);
+# a run in progress is noted, so that a second run in this folder is told who holds it.
+if workflow.is_main_process and (notice := another_run_notice()):
+    print(notice, file=sys.stderr)
+
+
+onstart:
+    forward_stop_signals()
+    if workflow.is_main_process:
+        record_run()
+
+
+onsuccess:
+    forget_run()
+
+
+onerror:
+    forget_run()
+
 
 OPERATORS = ["and", "or", "not"]
 # Everything of `generation` but the prompts: each job gets only its own prompt (below), so

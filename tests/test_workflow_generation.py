@@ -1,7 +1,11 @@
 """The question-generation stages of the real workflow: against the scripted fake server, and
 once end to end on the embedded SmolLM2 model."""
 
+import contextlib
 import json
+import os
+import signal
+import time
 
 import pandas as pd
 import pytest
@@ -186,6 +190,83 @@ def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
     finally:
         server.end_outage()
         flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
+def start_on_a_hung_endpoint(flow, server, model: str):
+    """Snakemake started on the LLM stages, once its first LLM job waits on an endpoint that
+    never answers."""
+    config = scripted_config(server, candidates={"n_groups": 4})
+    config["llm"] |= {"model": model, "timeout_s": 600}  # a new model: every LLM job reruns
+    flow.write_config(config)
+    server.start_outage("hang")
+    asked = server.total_requests()
+    snakemake = flow.start("results/tiny/boolquestions_all.parquet")
+    deadline = time.monotonic() + 120
+    while server.total_requests() == asked:
+        assert snakemake.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1)
+    return snakemake
+
+
+def stop_and_restore(flow, server, snakemake) -> None:
+    server.end_outage()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(snakemake.pid, signal.SIGKILL)
+    snakemake.wait()
+    flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
+def test_stopping_snakemake_stops_an_llm_job_waiting_on_a_hung_endpoint(scripted, stop):
+    # SIGTERM to Snakemake alone (kill PID), or SIGINT to its whole process group (Ctrl-C in
+    # its terminal), while its LLM job waits on an endpoint that never answers.
+    flow, server = scripted
+    snakemake = start_on_a_hung_endpoint(flow, server, f"stopped-by-{stop}")
+    try:
+        if stop == "SIGTERM":
+            snakemake.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(snakemake.pid, signal.SIGINT)
+        output, _ = snakemake.communicate(timeout=60)  # the hung calls would take 10 minutes
+        assert snakemake.returncode != 0
+        with pytest.raises(ProcessLookupError):  # no job of it is left running
+            os.killpg(snakemake.pid, 0)
+    finally:
+        stop_and_restore(flow, server, snakemake)
+    name = "SIGTERM" if stop == "SIGTERM" else "SIGINT"
+    line = (
+        f"boolbench: rule atomic_questions interrupted by {name} (Snakemake was stopped); its "
+        "outputs are not written, a rerun redoes it"
+    )
+    logs = [p for p in flow.path("logs/tiny").glob("*_questions/*.log") if line in p.read_text()]
+    assert len(logs) == 1, output
+    assert logs[0].read_text().splitlines()[-1] == line
+    assert line in output  # and on the console
+
+
+def test_a_second_run_in_the_folder_is_told_which_run_holds_it(scripted):
+    flow, server = scripted
+    first = start_on_a_hung_endpoint(flow, server, "held")
+    try:
+        second = flow.run("results/tiny/boolquestions_all.parquet", check=False)
+        assert second.returncode != 0
+        assert "Directory cannot be locked" in second.stderr  # Snakemake's own message
+        assert (
+            f"boolbench: another run is in progress in this folder (Snakemake pid {first.pid}, "
+            "started "
+        ) in second.stderr
+        assert (
+            f"wait for it to finish or stop it (kill {first.pid}); --unlock is only for the lock "
+            "of a run that was killed"
+        ) in second.stderr
+        assert first.poll() is None  # the first run goes on
+        first.send_signal(signal.SIGTERM)  # stopped, it releases the folder
+        first.wait(timeout=60)
+    finally:
+        stop_and_restore(flow, server, first)
+    # Once it is gone, its note is too: the next run is told of no other.
+    assert "another run" not in flow.run("--dry-run").stderr
 
 
 def test_end_to_end_on_the_embedded_model(workflow):
