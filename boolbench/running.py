@@ -95,8 +95,8 @@ def another_run_notice() -> str | None:
     )
     pids = " ".join(str(r["pid"]) for r in runs)
     return (
-        f"boolbench: another run is in progress in this folder ({held}): it holds the files it "
-        'is making, so Snakemake refuses to make them too ("Directory cannot be locked"); wait '
-        f"for it to finish or stop it (kill {pids}); --unlock is only for the lock of a run "
-        "that was killed"
+        f"boolbench: another run is in progress in this folder ({held}); if Snakemake says "
+        '"Directory cannot be locked", that run holds files this one would make: wait for it '
+        f"to finish or stop it (kill {pids}); --unlock is only for the lock of a run that was "
+        "killed"
     )

@@ -36,7 +36,7 @@ def test_a_live_run_is_named_and_a_gone_one_forgotten(folder):
         notice = another_run_notice()
         assert notice.startswith(
             f"boolbench: another run is in progress in this folder (Snakemake pid {live.pid}, "
-            "started 2026-01-02 03:04:05 (snakemake --cores 2)): "
+            "started 2026-01-02 03:04:05 (snakemake --cores 2)); "
         )
         assert f"(kill {live.pid})" in notice
     finally:
