@@ -5,6 +5,16 @@
 # side only, by default, they search the retriever's own passage vectors and index).
 
 
+# The params of the decomposition's shard jobs, which its gather job carries too (made_with).
+DECOMPOSE_PARAMS = {
+    "llm": llm_params("decompose"),
+    "seed": config["seed"],
+    "prompt": prompt_params("decompose"),
+    "split": BASELINES["split"],
+    "decompose": BASELINES["decompose"],
+}
+
+
 rule decompose_questions:
     input:
         questions="results/{corpus}/boolquestions.parquet",
@@ -25,11 +35,7 @@ rule decompose_questions:
     resources:
         llm_slots=1,
     params:
-        llm=llm_params("decompose"),
-        seed=config["seed"],
-        prompt=prompt_params("decompose"),
-        split=BASELINES["split"],
-        decompose=BASELINES["decompose"],
+        **DECOMPOSE_PARAMS,
     script:
         "../workflow_scripts/decompose_questions.py"
 
@@ -46,6 +52,8 @@ rule gather_decomposed_questions:
     localrule: True
     conda:
         "../envs/llm.yaml"
+    params:
+        shards=made_with(DECOMPOSE_PARAMS),
     script:
         "../workflow_scripts/gather_stage.py"
 

@@ -32,6 +32,12 @@ from boolbench.retrieval.registry import (
     non_default_keys,
     shares_clustering_embeddings,
 )
+from boolbench.running import (
+    another_run_notice,
+    forget_run,
+    forward_stop_signals,
+    record_run,
+)
 
 # A --configfile given on the command line replaces the default config instead of merging
 # into it (merging would mix the default corpora into the user's).
@@ -78,6 +84,27 @@ try:
 except BoolbenchError as err:
     raise WorkflowError(str(err)) from None
 
+
+# SIGTERM and Ctrl-C stop running jobs too (Snakemake alone would wait for them to finish);
+# a run in progress is noted, so that a second run in this folder is told who holds it.
+if workflow.is_main_process and (notice := another_run_notice()):
+    print(notice, file=sys.stderr)
+
+
+onstart:
+    forward_stop_signals()
+    if workflow.is_main_process:
+        record_run()
+
+
+onsuccess:
+    forget_run()
+
+
+onerror:
+    forget_run()
+
+
 OPERATORS = ["and", "or", "not"]
 # Everything of `generation` but the prompts: each job gets only its own prompt (below), so
 # changing one prompt reruns only the jobs that use it.
@@ -110,6 +137,20 @@ def llm_shards(wildcards, step, ext):
         f"results/{wildcards.corpus}/shards/{step}/shard-{i}-of-{n_shards}.{ext}"
         for i in range(n_shards)
     ]
+
+
+def made_with(shard_params):
+    """A gather job's parameter: the `params` of the shard jobs it gathers, evaluated for its
+    wildcards. Snakemake (since 8.26) records a failed job's params as if it had finished and
+    deletes its output, and does not rerun a missing intermediate file whose consumer is up to
+    date: a shard job that failed after a settings change would otherwise never be redone, and
+    the gathered file would keep the previous settings' rows. With the shards' params, the
+    gather sees the change (its own params are recorded only when it succeeds) and asks for
+    the missing shards."""
+    return lambda wildcards: {
+        key: value(wildcards) if callable(value) else value
+        for key, value in shard_params.items()
+    }
 
 
 # API keys reach cluster jobs through Snakemake's envvars (never through config).

@@ -5,6 +5,39 @@
 # Each stage runs as `llm.shards` jobs (group g in shard g % n), gathered by a local rule.
 
 
+# The params of each stage's shard jobs, which its gather job carries too (made_with).
+ATOMIC_PARAMS = {
+    "llm": lambda wc: llm_params(wc.kind),
+    "seed": config["seed"],
+    "prompt": lambda wc: prompt_params(wc.kind),
+    "template": lambda wc: template_for(wc.kind),
+    "generation": GENERATION_PARAMS,
+    # simple: how passages without a usable title get a subject; disjunctive (kinds mode):
+    # the question made of the shared kind
+    "subject_prompt": lambda wc: (
+        prompt_params("subject") if wc.kind == "simple" else None
+    ),
+    "kind_template": lambda wc: (
+        TEMPLATES["disjunctive_kind"] if wc.kind == "disjunctive" else None
+    ),
+}
+COMPOSE_PARAMS = {
+    "llm": lambda wc: llm_params(wc.operator),
+    "seed": config["seed"],
+    "prompt": lambda wc: prompt_params(wc.operator),
+    "template": lambda wc: template_for(wc.operator),
+    "generation": GENERATION_PARAMS,
+    "forms": lambda wc: TEMPLATES["not_kind"] if wc.operator == "not" else None,
+}
+ANSWER_PARAMS = {
+    "llm": llm_params("filter"),
+    "seed": config["seed"],
+    "prompt": prompt_params(ANSWERER_STEP),
+    "answerer": FILTER_PARAMS,
+    "max_passage_words": config["generation"]["max_passage_words"],
+}
+
+
 rule atomic_questions:
     input:
         candidates="results/{corpus}/candidates.parquet",
@@ -26,19 +59,7 @@ rule atomic_questions:
     resources:
         llm_slots=1,
     params:
-        llm=lambda wc: llm_params(wc.kind),
-        seed=config["seed"],
-        prompt=lambda wc: prompt_params(wc.kind),
-        template=lambda wc: template_for(wc.kind),
-        generation=GENERATION_PARAMS,
-        # simple: how passages without a usable title get a subject; disjunctive (kinds mode):
-        # the question made of the shared kind
-        subject_prompt=lambda wc: (
-            prompt_params("subject") if wc.kind == "simple" else None
-        ),
-        kind_template=lambda wc: (
-            TEMPLATES["disjunctive_kind"] if wc.kind == "disjunctive" else None
-        ),
+        **ATOMIC_PARAMS,
     script:
         "../workflow_scripts/atomic_questions.py"
 
@@ -64,12 +85,7 @@ rule compose_questions:
     resources:
         llm_slots=1,
     params:
-        llm=lambda wc: llm_params(wc.operator),
-        seed=config["seed"],
-        prompt=lambda wc: prompt_params(wc.operator),
-        template=lambda wc: template_for(wc.operator),
-        generation=GENERATION_PARAMS,
-        forms=lambda wc: TEMPLATES["not_kind"] if wc.operator == "not" else None,
+        **COMPOSE_PARAMS,
     script:
         "../workflow_scripts/compose_questions.py"
 
@@ -103,17 +119,14 @@ rule filter_questions:
     resources:
         llm_slots=1,
     params:
-        llm=llm_params("filter"),
-        seed=config["seed"],
-        prompt=prompt_params(ANSWERER_STEP),
-        answerer=FILTER_PARAMS,
-        max_passage_words=config["generation"]["max_passage_words"],
+        **ANSWER_PARAMS,
     script:
         "../workflow_scripts/filter_questions.py"
 
 
 # Gathering: one file per stage, the same for every shard count (see steps.gather_shards).
 # Local rules: they only concatenate, and on a cluster would otherwise wait in the queue.
+# Each carries its shards' params (made_with, in common.smk says why).
 
 
 rule gather_atomic_questions:
@@ -129,6 +142,8 @@ rule gather_atomic_questions:
     localrule: True
     conda:
         "../envs/llm.yaml"
+    params:
+        shards=made_with(ATOMIC_PARAMS),
     script:
         "../workflow_scripts/gather_stage.py"
 
@@ -146,6 +161,8 @@ rule gather_composed_questions:
     localrule: True
     conda:
         "../envs/llm.yaml"
+    params:
+        shards=made_with(COMPOSE_PARAMS),
     script:
         "../workflow_scripts/gather_stage.py"
 
@@ -165,5 +182,7 @@ rule gather_answers:
     localrule: True
     conda:
         "../envs/llm.yaml"
+    params:
+        shards=made_with(ANSWER_PARAMS),
     script:
         "../workflow_scripts/gather_stage.py"

@@ -63,14 +63,8 @@ class Workflow:
         )  # keep the order: Table 2 rows follow it
         return path
 
-    def run(
-        self,
-        *args: str,
-        check: bool = True,
-        env: dict[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> subprocess.CompletedProcess:
-        cmd = [
+    def command(self, *args: str) -> list[str]:
+        return [
             *SNAKEMAKE,
             "--snakefile",
             str(REPO / "Snakefile"),
@@ -82,12 +76,37 @@ class Workflow:
             "2",
             *args,
         ]
+
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> subprocess.CompletedProcess:
         result = subprocess.run(
-            cmd, capture_output=True, text=True, cwd=self.workdir, env=env, timeout=timeout
+            self.command(*args),
+            capture_output=True,
+            text=True,
+            cwd=self.workdir,
+            env=env,
+            timeout=timeout,
         )
         if check and result.returncode != 0:
             raise AssertionError(f"snakemake failed:\n{result.stdout}\n{result.stderr}")
         return result
+
+    def start(self, *args: str) -> subprocess.Popen:
+        """Snakemake in the background, in its own process group (as in a terminal of its own:
+        a signal to the group is a Ctrl-C), its output together on stdout."""
+        return subprocess.Popen(
+            self.command(*args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=self.workdir,
+            start_new_session=True,
+        )
 
     def planned_jobs(self, *targets: str) -> dict[str, int]:
         """Rule -> job count of a dry run (empty when nothing would run)."""

@@ -266,7 +266,17 @@ def test_undecodable_bytes_name_the_line(tmp_path, source):
 def test_invalid_json_names_the_line(tmp_path):
     path = write(tmp_path / "c.jsonl", '{"pid": "a", "text": "x"}\n{"pid": "b", "text": \n')
     message = ingest_error(tmp_path, source="jsonl", path=str(path))
-    assert message.startswith(f"{path}, line 2: invalid JSON")
+    assert message.startswith(f"{path}, line 2: invalid JSON (Expecting value at column 22)")
+
+
+def test_invalid_json_says_what_and_where_in_full(tmp_path):
+    # A raw tab inside a string: json's own message ends "Invalid control character at".
+    path = write(tmp_path / "c.jsonl", '{"pid": "a", "text": "x"}\n{"pid": "b", "text": "a\tb"}\n')
+    message = ingest_error(tmp_path, source="jsonl", path=str(path))
+    assert message.endswith(
+        f"{path}, line 2: invalid JSON (Invalid control character '\\t' at column 24: a JSON "
+        "string holds it escaped)"
+    )
 
 
 def test_bad_qrels_relevance_names_the_line(tmp_path):

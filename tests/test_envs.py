@@ -8,8 +8,9 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CONDA_TO_PYPI = {"pytorch": "torch"}
-# Needed by the Snakemake process itself (pygments: `snakemake --report`), never inside a job.
-WORKFLOW_ONLY = {"snakemake", "jsonschema", "pyyaml", "pygments"}
+# Needed by the Snakemake process itself (pygments: `snakemake --report`; psutil: passing a
+# stop signal on to the jobs), never inside a job.
+WORKFLOW_ONLY = {"snakemake", "jsonschema", "pyyaml", "pygments", "psutil"}
 
 
 def name_of(requirement: str) -> str:

@@ -2,6 +2,7 @@
 
 import json
 import logging
+import os
 import time
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from boolbench.errors import ConfigError
 from boolbench.llm import (
     ChatRequest,
+    EndpointDownError,
     EndpointUnreachableError,
     LLMBatchError,
     LLMClient,
@@ -105,7 +107,7 @@ def test_429_honours_retry_after(server, tmp_path):
 
 
 def test_client_errors_are_not_retried(server, tmp_path):
-    client = client_for(server, tmp_path)
+    client = client_for(server, tmp_path, max_failed_fraction=1.0)
     result = client.run(ask("bad [fault:400]"), progress=False)[0]
     assert not result.ok and result.attempts == 1
     assert result.error.startswith("BadRequestError 400:")
@@ -113,7 +115,7 @@ def test_client_errors_are_not_retried(server, tmp_path):
 
 
 def test_retry_cap_then_failure_is_recorded(server, tmp_path):
-    client = client_for(server, tmp_path, max_retries=2)
+    client = client_for(server, tmp_path, max_retries=2, max_failed_fraction=1.0)
     results = client.run(ask("ok", "doomed [fault:500,500,500,500]"), progress=False)
     assert results[0].ok and not results[1].ok
     assert results[1].attempts == 3 and "(after 3 attempts)" in results[1].error
@@ -146,16 +148,19 @@ def test_concurrency_bound_is_respected(tmp_path):
 
 def test_api_key_never_appears_in_outputs(server, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
-    client = client_for(server, tmp_path, max_retries=1)
-    results = client.run(
-        ask("fine", "proxy [fault:echo-auth]", "down [fault:500,500]"), progress=False
-    )
+    client = client_for(server, tmp_path, max_retries=1, max_failed_fraction=1.0)
+    prompts = ("fine", "proxy [fault:echo-auth]", "down [fault:500,500]")
+    results = client.run(ask(*prompts), progress=False)
     assert "[redacted]" in results[1].error
     client.accounting.to_json(tmp_path / "accounting.json")
+    strict = client_for(server, tmp_path, max_retries=0)
     with pytest.raises(LLMBatchError) as error:
-        client.check_failures(results)
+        strict.check_failures(results)
+    with pytest.raises(LLMBatchError) as stopped:  # the batch stopped at its first failure
+        strict.run(ask("again [fault:echo-auth]"), progress=False)
     texts = [
         str(error.value),
+        str(stopped.value),
         caplog.text,
         (tmp_path / "accounting.json").read_text(),
         *(r.error or "" for r in results),
@@ -176,6 +181,31 @@ def test_missing_key_variable_is_named_not_shown(tmp_path, monkeypatch):
     monkeypatch.setenv("BOOLBENCH_TEST_KEY", FAKE_KEY)
     with llm_session(settings) as client:
         assert client._api_key == FAKE_KEY
+
+
+@pytest.mark.parametrize("where", ["a file", "a folder in a file", "a read-only folder"])
+def test_a_cache_dir_that_cannot_be_written_is_refused_before_any_call(server, tmp_path, where):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    if where == "a read-only folder":
+        if os.geteuid() == 0:
+            pytest.skip("root writes into read-only folders")
+        cache_dir = tmp_path / "read-only"
+        cache_dir.mkdir(mode=0o555)
+        problem = "Permission denied"
+    else:
+        cache_dir = blocker if where == "a file" else blocker / "cache"
+        problem = f"{blocker} is a file, not a folder"
+    settings = LLMSettings(
+        backend="openai", model="m", base_url=server.base_url, cache_dir=str(cache_dir)
+    )
+    with pytest.raises(ConfigError) as error, llm_session(settings) as client:
+        client.run(ask("p"), progress=False)
+    assert str(error.value).startswith(
+        f"llm.cache_dir: cannot write the LLM response cache in {cache_dir}: {problem}"
+    )
+    assert str(error.value).endswith("; set llm.cache_dir to a folder this job can write")
+    assert server.total_requests() == 0
 
 
 def test_accounting_file_and_cost(server, tmp_path):
@@ -261,7 +291,9 @@ def test_unknown_host_is_named(tmp_path):
 
 def test_connection_failures_are_counted_as_such_not_as_timeouts(tmp_path):
     url = closed_port_url()
-    client = unreachable_client(url, tmp_path, connect_attempts=10, max_retries=1)
+    client = unreachable_client(
+        url, tmp_path, connect_attempts=10, max_retries=1, max_failed_fraction=1.0
+    )
     results = client.run(ask("a", "b"), progress=False)
     assert [r.error for r in results] == [
         f"ConnectionRefused: connection refused ({url}) (after 2 attempts)"
@@ -275,6 +307,59 @@ def test_a_connected_call_resets_nothing_it_should_not(server, tmp_path):
     client = client_for(server, tmp_path, connect_attempts=1)
     result = client.run(ask("hello [fault:drop,drop]"), progress=False)[0]
     assert result.ok and result.attempts == 3
+
+
+# -- endpoints that take calls and answer none --------------------------------------------------
+
+
+def test_a_hung_endpoint_stops_the_batch(server, tmp_path):
+    # The server accepts every call and never answers: once the calls in flight have timed out
+    # (no call succeeded for timeout_s), the batch stops instead of retrying every call.
+    server.start_outage("hang")
+    client = client_for(server, tmp_path, max_retries=5, max_failed_fraction=1.0)
+    with pytest.raises(EndpointDownError) as error:
+        client.run(ask(*[f"p{i}" for i in range(10)]), progress=False)
+    assert str(error.value).startswith(
+        f"no call to the LLM endpoint at {server.base_url} succeeded for "
+    )
+    assert str(error.value).endswith(
+        "(llm.timeout_s=0.5): the last 2 attempts failed (2 x APITimeoutError); stopped (answers "
+        "received so far are cached); check the server, or raise llm.timeout_s if it is only slow"
+    )
+    # The first attempt of each call in flight (and maybe a retry begun between their ends).
+    assert client.accounting.api_calls <= 3
+
+
+def test_an_endpoint_that_answers_500_to_everything_stops_and_keeps_what_was_paid(server, tmp_path):
+    server.start_outage("500", after=3)  # answers 3 calls, then 500 to every call
+    prompts = [f"p{i}" for i in range(40)]
+    client = client_for(server, tmp_path, backoff_s=0.05, max_failed_fraction=1.0)
+    with pytest.raises(EndpointDownError, match=r"x InternalServerError 500\); stopped"):
+        client.run(ask(*prompts), progress=False)
+    assert client.accounting.api_calls < 40  # not 6 attempts of each of the 40 calls
+    # The 3 answers are cached: once the endpoint is back, a rerun asks only the other 37.
+    server.end_outage()
+    asked = server.total_requests()
+    rerun = client_for(server, tmp_path, backoff_s=0.05)
+    results = rerun.run(ask(*prompts), progress=False)
+    assert all(r.ok for r in results) and rerun.accounting.cache_hits == 3
+    assert server.total_requests() - asked == 37
+
+
+def test_a_batch_stops_once_its_failures_cannot_stay_under_the_allowed_fraction(server, tmp_path):
+    # 2 of 20 calls may fail; the third failure (a 400, not retried) makes the batch fail
+    # whatever the rest do, so the calls after it are never asked.
+    prompts = [f"p{i}" + (" [fault:400]" if i in (5, 10, 15) else "") for i in range(20)]
+    client = client_for(server, tmp_path, concurrency=1, max_failed_fraction=0.1)
+    with pytest.raises(LLMBatchError) as error:
+        client.run(ask(*prompts), progress=False)
+    assert str(error.value).startswith(
+        "3 of 20 LLM calls failed (15%, above llm.max_failed_fraction=0.1); 3 x BadRequestError"
+    )
+    assert str(error.value).endswith(
+        "(stopped early: the calls left cannot bring it under; answers received so far are cached)"
+    )
+    assert server.total_requests() == 16
 
 
 def local_client(server, tmp_path, **overrides) -> LLMClient:
@@ -295,18 +380,32 @@ def test_a_slow_local_server_that_makes_progress_never_times_out(tmp_path):
         assert all(r.ok and r.attempts == 1 for r in results)
         assert client.accounting.retries == 0 and slow.decoded > 0
         # Control: the same server behind a plain per-call timeout times out every call.
-        plain = client_for(slow, tmp_path / "plain", max_retries=0)
-        assert not any(r.ok for r in plain.run(ask("a", "b"), progress=False))
+        plain = client_for(slow, tmp_path / "plain", max_retries=0, max_failed_fraction=1.0)
+        with pytest.raises(EndpointDownError, match="the last 2 attempts failed"):
+            plain.run(ask("a", "b"), progress=False)
 
 
-def test_a_stalled_local_server_times_out_and_is_retried(tmp_path):
+def test_a_stalled_call_of_the_local_server_times_out_and_is_retried(tmp_path):
     with FakeOpenAIServer(slow_s=3.0) as server:
-        client = local_client(server, tmp_path, max_retries=1)
-        results = client.run(ask("once [fault:stall]", "twice [fault:stall,stall]"), False)
+        client = local_client(server, tmp_path, max_retries=1, max_failed_fraction=1.0)
+        results = client.run(ask("once [fault:stall]"), False)
         assert results[0].ok and results[0].attempts == 2
-        assert not results[1].ok
-        assert results[1].error.startswith("ServerStalledError: the local server made no progress")
-        assert "(llm.timeout_s=0.5) (after 2 attempts)" in results[1].error
+        assert client.accounting.errors == {} and client.accounting.retries == 1
+
+
+def test_a_stalled_local_server_stops_the_batch(tmp_path):
+    # Both calls stall (no progress for timeout_s): a server that does nothing is not retried.
+    with FakeOpenAIServer(slow_s=3.0) as server:
+        client = local_client(server, tmp_path, max_retries=5)
+        with pytest.raises(EndpointDownError) as error:
+            client.run(ask("a [fault:stall,stall]", "b [fault:stall,stall]"), False)
+        assert str(error.value).startswith(
+            f"the embedded llama.cpp server at {server.base_url} made no progress for "
+        )
+        assert "(llm.timeout_s=0.5): the last 2 attempts failed (2 x ServerStalledError)" in str(
+            error.value
+        )
+        assert client.accounting.api_calls <= 3  # not 6 attempts of each call
 
 
 def test_llama_metrics_progress():

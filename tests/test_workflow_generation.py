@@ -1,7 +1,11 @@
 """The question-generation stages of the real workflow: against the scripted fake server, and
 once end to end on the embedded SmolLM2 model."""
 
+import contextlib
 import json
+import os
+import signal
+import time
 
 import pandas as pd
 import pytest
@@ -133,6 +137,136 @@ def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripte
         assert not list(flow.path("results/tiny/shards").rglob("*.parquet"))  # temporary
     finally:
         flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
+def asked(flow, model) -> set[str]:
+    """The requests (messages and sampling parameters) answered for `model`, from the cache."""
+    entries = [json.loads(p.read_text()) for p in flow.path("cache/llm").rglob("*.json")]
+    return {
+        json.dumps({k: v for k, v in e["request"].items() if k != "model"}, sort_keys=True)
+        for e in entries
+        if e["request"]["model"] == model
+    }
+
+
+def is_generation(request: str) -> bool:
+    user = [m for m in json.loads(request)["messages"] if m["role"] == "user"][-1]
+    return user["content"].split("|")[0] in ("SIMPLE", "DISJ", "AND", "OR", "NOT")
+
+
+def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
+    # The model changes, the endpoint fails mid-stage, comes back, and the same config runs
+    # again: every stage must hold the new model's rows, and every call must have been asked.
+    flow, server = scripted
+    config = scripted_config(server, candidates={"n_groups": 4})
+    target = "results/tiny/boolquestions_all.parquet"
+    flow.write_config(config)
+    flow.run(target)  # nothing to do after the tests above; makes this test standalone
+    stages = ["simple", "disjunctive", "and", "or", "not"]
+    generation_calls = None
+    try:
+        # v2: the outage hits the first LLM job (atomic questions) after 3 answers; v3: it
+        # hits the filter, the last stage, after every generation call and 2 of its own.
+        for model, failing_rule in (("v2", "atomic_questions"), ("v3", "filter_questions")):
+            config["llm"]["model"] = model
+            flow.write_config(config)
+            after = 3 if generation_calls is None else generation_calls + 2
+            server.start_outage("500", after=after)
+            failed = flow.run(target, check=False)
+            server.end_outage()
+            assert failed.returncode != 0
+            assert f"boolbench: rule {failing_rule} failed" in failed.stderr
+            flow.run(target)
+            for stage in stages:
+                rows = pd.read_parquet(flow.path(f"results/tiny/questions/{stage}.parquet"))
+                assert rows["model"].eq(model).all(), stage
+            dataset = pd.read_parquet(flow.path(target))
+            assert dataset["model"].eq(model).all()
+            generation_calls = sum(map(is_generation, asked(flow, "v2")))
+        # Both models were asked every request (a stale stage would have left v3's share of
+        # the failed stage, the filter, unasked; v2's atomic questions likewise).
+        assert asked(flow, "v3") == asked(flow, "v2")
+        assert sum(not is_generation(r) for r in asked(flow, "v3")) > 2
+    finally:
+        server.end_outage()
+        flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
+def start_on_a_hung_endpoint(flow, server, model: str):
+    """Snakemake started on the LLM stages, once its first LLM job waits on an endpoint that
+    never answers."""
+    config = scripted_config(server, candidates={"n_groups": 4})
+    config["llm"] |= {"model": model, "timeout_s": 600}  # a new model: every LLM job reruns
+    flow.write_config(config)
+    server.start_outage("hang")
+    asked = server.total_requests()
+    snakemake = flow.start("results/tiny/boolquestions_all.parquet")
+    deadline = time.monotonic() + 120
+    while server.total_requests() == asked:
+        assert snakemake.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1)
+    return snakemake
+
+
+def stop_and_restore(flow, server, snakemake) -> None:
+    server.end_outage()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(snakemake.pid, signal.SIGKILL)
+    snakemake.wait()
+    flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
+def test_stopping_snakemake_stops_an_llm_job_waiting_on_a_hung_endpoint(scripted, stop):
+    # SIGTERM to Snakemake alone (kill PID), or SIGINT to its whole process group (Ctrl-C in
+    # its terminal), while its LLM job waits on an endpoint that never answers.
+    flow, server = scripted
+    snakemake = start_on_a_hung_endpoint(flow, server, f"stopped-by-{stop}")
+    try:
+        if stop == "SIGTERM":
+            snakemake.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(snakemake.pid, signal.SIGINT)
+        output, _ = snakemake.communicate(timeout=60)  # the hung calls would take 10 minutes
+        assert snakemake.returncode != 0
+        with pytest.raises(ProcessLookupError):  # no job of it is left running
+            os.killpg(snakemake.pid, 0)
+    finally:
+        stop_and_restore(flow, server, snakemake)
+    name = "SIGTERM" if stop == "SIGTERM" else "SIGINT"
+    line = (
+        f"boolbench: rule atomic_questions interrupted by {name} (Snakemake was stopped); its "
+        "outputs are not written, a rerun redoes it"
+    )
+    logs = [p for p in flow.path("logs/tiny").glob("*_questions/*.log") if line in p.read_text()]
+    assert len(logs) == 1, output
+    assert logs[0].read_text().splitlines()[-1] == line
+    assert line in output  # and on the console
+
+
+def test_a_second_run_in_the_folder_is_told_which_run_holds_it(scripted):
+    flow, server = scripted
+    first = start_on_a_hung_endpoint(flow, server, "held")
+    try:
+        second = flow.run("results/tiny/boolquestions_all.parquet", check=False)
+        assert second.returncode != 0
+        assert "Directory cannot be locked" in second.stderr  # Snakemake's own message
+        assert (
+            f"boolbench: another run is in progress in this folder (Snakemake pid {first.pid}, "
+            "started "
+        ) in second.stderr
+        assert (
+            f"wait for it to finish or stop it (kill {first.pid}); --unlock is only for the lock "
+            "of a run that was killed"
+        ) in second.stderr
+        assert first.poll() is None  # the first run goes on
+        first.send_signal(signal.SIGTERM)  # stopped, it releases the folder
+        first.wait(timeout=60)
+    finally:
+        stop_and_restore(flow, server, first)
+    # Once it is gone, its note is too: the next run is told of no other.
+    assert "another run" not in flow.run("--dry-run").stderr
 
 
 def test_end_to_end_on_the_embedded_model(workflow):

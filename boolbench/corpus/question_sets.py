@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from boolbench.errors import InputError, located
+from boolbench.errors import InputError, json_problem, located
 from boolbench.generation.dataset import DATASET_COLUMNS, DATASET_SCHEMA, TYPES
 from boolbench.io import atomic_path, write_table_atomic, write_text_atomic
 
@@ -125,7 +125,7 @@ def _json_records(path: Path) -> tuple[list[tuple[int, object]], str]:
         try:
             records = json.loads(text)
         except json.JSONDecodeError as err:
-            raise InputError(located(path, f"invalid JSON ({err.msg})", line=err.lineno)) from None
+            raise InputError(located(path, json_problem(err), line=err.lineno)) from None
         return list(enumerate(records, 1)), "row"
     records = []
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -134,7 +134,7 @@ def _json_records(path: Path) -> tuple[list[tuple[int, object]], str]:
         try:
             records.append((lineno, json.loads(line)))
         except json.JSONDecodeError as err:
-            raise InputError(located(path, f"invalid JSON ({err.msg})", line=lineno)) from None
+            raise InputError(located(path, json_problem(err), line=lineno)) from None
     return records, "line"
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boolbench.errors import ConfigError, InputError, located
+from boolbench.errors import ConfigError, InputError, json_problem, located
 from boolbench.io import (
     ROW_GROUP_ROWS,
     parquet_writer,
@@ -362,11 +362,11 @@ def _read_jsonl(path: Path, mapping: dict[str, str]) -> Iterator[pd.DataFrame]:
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw.decode("utf-8"))
+                record = json.loads(raw.decode("utf-8").rstrip("\r\n"))  # columns of this line
             except UnicodeDecodeError:
                 raise InputError(_first_bad_utf8_line(path)) from None
             except json.JSONDecodeError as err:
-                raise InputError(located(path, f"invalid JSON ({err.msg})", line=lineno)) from None
+                raise InputError(located(path, json_problem(err), line=lineno)) from None
             if not isinstance(record, dict):
                 raise InputError(located(path, "expected a JSON object", line=lineno))
             for name, key in required.items():

@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from boolbench.errors import ConfigError
+from boolbench.llm.cache import check_cache_dir
 from boolbench.llm.client import (
     Accounting,
     ChatRequest,
     ChatResult,
+    EndpointDownError,
     EndpointUnreachableError,
     LLMBatchError,
     LLMClient,
@@ -29,6 +31,7 @@ __all__ = [
     "Accounting",
     "ChatRequest",
     "ChatResult",
+    "EndpointDownError",
     "EndpointUnreachableError",
     "LLMBatchError",
     "LLMClient",
@@ -40,6 +43,7 @@ __all__ = [
 @contextmanager
 def llm_session(settings: LLMSettings, threads: int = 2) -> Iterator[LLMClient]:
     """An LLMClient for the configured backend, with the local server running if needed."""
+    check_cache_dir(settings.cache_dir)  # before any call is paid for, or any model file joined
     if settings.backend == "local":
         from boolbench.llm.models import resolve_local_model
         from boolbench.llm.server import local_server, progress_probe

@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from boolbench.errors import ConfigError
 from boolbench.io import JsonStore
 
 
@@ -38,6 +40,27 @@ class CachedResponse:
     # The first generated token's most likely alternatives (token -> log probability), when
     # the request asked for logprobs (yes/no judgements).
     top_logprobs: dict[str, float] | None = None
+
+
+def check_cache_dir(cache_dir: str | os.PathLike) -> None:
+    """Raise ConfigError naming llm.cache_dir unless the cache can be written there (creating
+    it): checked before the first call, so that no answer is paid for and then lost."""
+    root = Path(cache_dir).expanduser()
+    try:
+        (root / "llm").mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root / "llm", prefix=".write-check-"):
+            pass
+    except OSError as err:
+        where = next((p for p in (root, *root.parents) if p.exists()), root)
+        problem = (
+            f"{where} is a file, not a folder"
+            if not where.is_dir()
+            else f"{err.strerror or err} ({err.filename or root})"
+        )
+        raise ConfigError(
+            f"llm.cache_dir: cannot write the LLM response cache in {root}: {problem}; "
+            "set llm.cache_dir to a folder this job can write"
+        ) from None
 
 
 class ResponseCache:

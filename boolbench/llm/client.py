@@ -50,6 +50,9 @@ RETRYABLE = (
 
 # How often the progress of a local server is read while calls are in flight.
 PROGRESS_POLL_S = 2.0
+# A batch stops when no call has succeeded for llm.timeout_s and at least this many attempts
+# failed in a row: one timed-out attempt alone (a slow answer) is retried.
+DOWN_AFTER_FAILED_ATTEMPTS = 2
 
 # A progress probe: a number that grows while the server works (e.g. llama.cpp's decode count),
 # or None when it cannot be read.
@@ -62,6 +65,23 @@ class LLMBatchError(BoolbenchError):
 
 class EndpointUnreachableError(LLMBatchError):
     """Calls cannot connect to the endpoint at all (refused, unknown host): the batch stops."""
+
+
+class EndpointDownError(LLMBatchError):
+    """No call has succeeded for timeout_s while attempts kept failing: the batch stops."""
+
+
+@dataclass
+class _BatchHealth:
+    """What the stop rules of a batch see (LLMClient._attempt_failed, _call_failed)."""
+
+    total: int  # requests of the batch, cached and repeated ones included
+    weights: Counter  # key -> requests of the batch that share it
+    last_success: float  # monotonic time of the last answer (before any: the batch's start)
+    failed_in_a_row: int = 0  # attempts failed since then
+    recent: Counter = field(default_factory=Counter)  # their errors
+    failed: int = 0  # requests whose call failed for good
+    errors: Counter = field(default_factory=Counter)  # their errors
 
 
 @dataclass(frozen=True)
@@ -143,10 +163,12 @@ class LLMClient:
         self._poll_s = progress_poll_s
         self._last_progress = time.monotonic()
         self._last_response = 0.0  # monotonic time of the last HTTP response of any call
-        self._unreachable: EndpointUnreachableError | None = None
+        self._stop: LLMBatchError | None = None  # why the current batch stopped early
+        self._health = _BatchHealth(0, Counter(), time.monotonic())
         self._start = start
         self.cache = ResponseCache(settings.cache_dir)
         self.accounting = Accounting()
+        self.answers_received = 0  # new answers, all cached (what a failed job keeps)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -169,16 +191,19 @@ class LLMClient:
         failed = [r for r in results if not r.ok]
         if not results or not failed:
             return
-        fraction = len(failed) / len(results)
-        if fraction > self.settings.max_failed_fraction:
-            common = Counter(r.error for r in failed).most_common(3)
-            raise LLMBatchError(
-                f"{len(failed)} of {len(results)} LLM calls failed ({fraction:.0%}, above "
-                f"llm.max_failed_fraction={self.settings.max_failed_fraction:g}); "
-                + "; ".join(f"{n} x {error}" for error, n in common)
-            )
+        if len(failed) > self.settings.max_failed_fraction * len(results):
+            errors = Counter(r.error for r in failed)
+            raise LLMBatchError(self._failures_line(len(failed), len(results), errors))
         log.warning(
             "%d of %d LLM calls failed (within the allowed fraction)", len(failed), len(results)
+        )
+
+    def _failures_line(self, failed: int, total: int, errors: Counter) -> str:
+        common = errors.most_common(3)
+        return (
+            f"{failed} of {total} LLM calls failed ({failed / total:.0%}, above "
+            f"llm.max_failed_fraction={self.settings.max_failed_fraction:g}); "
+            + "; ".join(f"{n} x {error}" for error, n in common)
         )
 
     def key_for(self, request: ChatRequest) -> str:
@@ -231,6 +256,8 @@ class LLMClient:
                 len(todo),
                 self.base_url or "OpenAI",
             )
+            repeats = Counter(key for key in keys if key in todo)
+            self._health = _BatchHealth(len(requests), repeats, time.monotonic())
             answers.update(await self._ask_all(todo, progress))
         results = []
         for key, request in zip(keys, requests, strict=True):
@@ -239,7 +266,7 @@ class LLMClient:
         return results
 
     async def _ask_all(self, todo: dict[str, ChatRequest], progress: bool) -> dict[str, ChatResult]:
-        self._unreachable = None
+        self._stop = None
         client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=self._api_key or "no-key",  # local servers need none, the client wants one
@@ -261,8 +288,8 @@ class LLMClient:
 
         async def one(key: str, request: ChatRequest) -> tuple[str, ChatResult]:
             async with slots:
-                if self._unreachable:  # stopped while this call waited for its slot
-                    raise self._unreachable
+                if self._stop:  # stopped while this call waited for its slot
+                    raise self._stop
                 result = await self._ask(client, key, request)
             bar.update(1)
             return key, result
@@ -272,8 +299,8 @@ class LLMClient:
         try:
             done = await asyncio.gather(*tasks)
         except BaseException:
-            # An unreachable endpoint stops the batch: the other calls are cancelled (every
-            # answer received so far is already in the cache).
+            # A stop rule (or an interruption) ends the batch: the other calls are cancelled
+            # (every answer received so far is already in the cache).
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -352,6 +379,7 @@ class LLMClient:
                     unreachable_since = unreachable_since or time.monotonic()
                     unreachable += 1
                     self._stop_if_unreachable(problem[1], unreachable, unreachable_since)
+                self._attempt_failed(error)
                 if attempt > self.settings.max_retries:
                     break
                 self.accounting.retries += 1
@@ -360,11 +388,16 @@ class LLMClient:
             except openai.APIStatusError as err:  # 4xx other than 429: asking again won't help
                 self._last_response = time.monotonic()
                 error = self._describe(err)
+                self._attempt_failed(error)
                 break
+            health = self._health
+            health.last_success, health.failed_in_a_row = time.monotonic(), 0
+            health.recent.clear()
             # Stored at once: a job killed later keeps every answer it has received.
             self.cache.put(
                 key, {"model": self.model_id, "messages": request.messages, **params}, answer
             )
+            self.answers_received += 1
             self.accounting.prompt_tokens += answer.prompt_tokens
             self.accounting.completion_tokens += answer.completion_tokens
             self.accounting.estimated_cost += (
@@ -375,11 +408,55 @@ class LLMClient:
         self.accounting.failures += 1
         kind = error.split(":", 1)[0]
         self.accounting.errors[kind] = self.accounting.errors.get(kind, 0) + 1
-        return ChatResult(
+        result = ChatResult(
             id=request.id,
             attempts=attempt,
             error=f"{error} (after {attempt} attempt{'s' if attempt > 1 else ''})",
         )
+        self._call_failed(key, result.error)
+        return result
+
+    def _attempt_failed(self, error: str) -> None:
+        """Count a failed attempt; raise EndpointDownError once no call has succeeded for
+        timeout_s (for the embedded server: nor has it made progress) and the last attempts
+        failed: the endpoint answers nothing (a hung proxy, 500 on every call), and retrying
+        every call would take hours."""
+        health = self._health
+        health.failed_in_a_row += 1
+        health.recent[error.split(":", 1)[0]] += 1
+        alive = health.last_success
+        if self._progress is not None:
+            alive = max(alive, self._last_progress)
+        idle = time.monotonic() - alive
+        if idle < self.settings.timeout_s or health.failed_in_a_row < DOWN_AFTER_FAILED_ATTEMPTS:
+            return
+        where = self.base_url or "https://api.openai.com/v1"
+        if self._progress is None:
+            server = f"no call to the LLM endpoint at {where} succeeded"
+        else:
+            server = f"the embedded llama.cpp server at {where} made no progress"
+        kinds = ", ".join(f"{n} x {kind}" for kind, n in health.recent.most_common(2))
+        self._stop = EndpointDownError(
+            f"{server} for {idle:.0f} s (llm.timeout_s={self.settings.timeout_s:g}): the last "
+            f"{health.failed_in_a_row} attempts failed ({kinds}); stopped (answers received so "
+            "far are cached); check the server, or raise llm.timeout_s if it is only slow"
+        )
+        raise self._stop
+
+    def _call_failed(self, key: str, error: str) -> None:
+        """Count a call that failed for good; raise LLMBatchError once more than
+        max_failed_fraction of the batch has failed: check_failures would fail it anyway."""
+        health = self._health
+        health.failed += health.weights[key]
+        health.errors[error] += health.weights[key]
+        if health.failed <= self.settings.max_failed_fraction * health.total:
+            return
+        self._stop = LLMBatchError(
+            self._failures_line(health.failed, health.total, health.errors)
+            + " (stopped early: the calls left cannot bring it under; answers received so far "
+            "are cached)"
+        )
+        raise self._stop
 
     def _stop_if_unreachable(self, problem: str, failures: int, since: float) -> None:
         """Raise EndpointUnreachableError once a call failed to connect connect_attempts times
@@ -388,12 +465,12 @@ class LLMClient:
             return
         where = self.base_url or "https://api.openai.com/v1"
         server = "the embedded llama.cpp server" if self._progress else "the LLM endpoint"
-        self._unreachable = EndpointUnreachableError(
+        self._stop = EndpointUnreachableError(
             f"cannot reach {server} at {where}: {problem} ({failures} attempts in a row over "
             f"{time.monotonic() - since:.0f} s, no call got through); check that the server is "
             "running and llm.base_url (answers received so far are cached)"
         )
-        raise self._unreachable
+        raise self._stop
 
     def _describe(self, err: Exception) -> str:
         problem = connection_problem(err)

@@ -11,6 +11,10 @@ answers), badjson (a 200 with a truncated body), drop (closes the connection wit
 answering), echo-auth (a 400 whose body repeats the request's Authorization header, as some
 proxies do).
 
+Outages (`server.outage`, or `start_outage` after some more answers): "500" answers every
+call with a 500; "hang" accepts every call and never answers (until the outage ends or the
+server stops: then it closes the connection), like a wedged proxy.
+
 Like llama.cpp's server, GET /metrics shows a counter (llamacpp:n_decode_total) that grows
 every 50 ms while a request is being worked on (its latency, or a slow fault), and not while
 one stalls.
@@ -65,6 +69,9 @@ class FakeOpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.decoded = 0  # the /metrics progress counter
+        self.outage: str | None = None  # None, "500" or "hang" (see the module docstring)
+        self._outage_after: tuple[str, int] | None = None  # (outage, answers left before it)
+        self._release = threading.Event()  # set: hung calls give up (a new one per outage)
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -78,8 +85,32 @@ class FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._release.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def start_outage(self, outage: str, after: int = 0) -> None:
+        """Every call gets `outage` ("500" or "hang") once `after` more calls were answered."""
+        with self.lock:
+            self.outage, self._outage_after = (
+                (outage, None) if after <= 0 else (None, (outage, after))
+            )
+
+    def end_outage(self) -> None:
+        with self.lock:
+            self.outage = self._outage_after = None
+            self._release.set()
+            self._release = threading.Event()
+
+    def _answered(self, prompt: str) -> None:
+        with self.lock:
+            self.completed[prompt] += 1
+            if self._outage_after is not None:
+                outage, left = self._outage_after
+                if left > 1:
+                    self._outage_after = (outage, left - 1)
+                else:
+                    self.outage, self._outage_after = outage, None
 
     def total_requests(self) -> int:
         with self.lock:
@@ -136,6 +167,13 @@ class FakeOpenAIServer:
                             server.decoded += 1
 
             def _answer(self, body: dict, prompt: str, attempt: int) -> None:
+                if server.outage == "hang":
+                    server._release.wait()
+                    self.close_connection = True
+                    return
+                if server.outage == "500":
+                    self._send(500, {"error": {"message": "injected outage"}})
+                    return
                 if server.latency_s:
                     self._work(server.latency_s)
                 fault = _fault_for(prompt, attempt)
@@ -155,8 +193,7 @@ class FakeOpenAIServer:
                     if fault in ("slow", "stall"):
                         self._work(server.slow_s, progress=fault == "slow")
                     self._send(200, _completion(body, server.responder(body)))
-                    with server.lock:
-                        server.completed[prompt] += 1
+                    server._answered(prompt)
 
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), headers)
