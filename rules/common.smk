@@ -605,16 +605,37 @@ def llm_accounting_inputs(wildcards):
     return {step: f"{base}/{step}.json" for step in [*steps, "decompose"]}
 
 
+def audit_runs(wildcards):
+    """The runs whose top audit.depth the audit sheet shows: every model of the corpus."""
+    return [
+        f"results/{wildcards.corpus}/runs/{model}.parquet"
+        for model in corpus_models(wildcards.corpus)
+    ]
+
+
+# The LLM judge's yes/no prompts, by the sheet column they fill (answers: the filter's judge).
+AUDIT_PROMPTS = {
+    "answers": prompt_params("judge"),
+    "part": prompt_params("audit_part"),
+    "natural": prompt_params("audit_natural"),
+    "operator": prompt_params("audit_operator"),
+}
+
+
 def audit_judgements(wildcards):
-    """The audit's sheet and its judgements: a filled sheet named in audit.judgements, or
-    the LLM judge's (audit.judge)."""
+    """The audit's sheet, its key and its judgements: a filled sheet named in
+    audit.judgements, or the LLM judge's (audit.judge)."""
     base = f"results/{wildcards.corpus}/audit"
     judged = config["audit"]["judgements"]
     if judged is None:
         judged = f"{base}/llm_judgements.csv"
     elif os.path.isabs(judged):
         judged = local(judged)
-    return {"sheet": f"{base}/sheet.csv", "judgements": judged}
+    return {
+        "sheet": f"{base}/sheet.csv",
+        "key": f"{base}/key.csv",
+        "judgements": judged,
+    }
 
 
 def audit_source():

@@ -126,14 +126,17 @@ rule export_released:
         "../workflow_scripts/export_released.py"
 
 
-# The label audit (paper section 4.4): a blind sheet from every run; judged by people
-# (audit.judgements) or an LLM (audit.judge), the confusion matrix.
+# The label audit (paper section 4.4): a blind sheet from every run (labelled passages and each
+# model's top audit.depth); judged by people (audit.judgements) or an LLM (audit.judge), the
+# judgements set against the key's labels.
 rule audit_sheet:
     input:
         questions="results/{corpus}/boolquestions.parquet",
         corpus="results/{corpus}/corpus.parquet",
+        runs=audit_runs,
     output:
         csv="results/{corpus}/audit/sheet.csv",
+        key="results/{corpus}/audit/key.csv",
         html=report(
             "results/{corpus}/audit/sheet.html",
             caption="../report/audit_sheet.rst",
@@ -146,7 +149,9 @@ rule audit_sheet:
     conda:
         "../envs/corpus.yaml"
     params:
+        models=lambda wc: corpus_models(wc.corpus),
         questions=config["audit"]["questions"],
+        depth=config["audit"]["depth"],
         seed=config["seed"],
     script:
         "../workflow_scripts/audit_sheet.py"
@@ -169,8 +174,7 @@ rule audit_judge:
     params:
         llm=llm_params("audit"),
         seed=config["seed"],
-        pair_prompt=prompt_params("judge"),
-        operator_prompt=prompt_params("audit_operator"),
+        prompts=AUDIT_PROMPTS,
         answerer=FILTER_PARAMS,
         max_passage_words=config["generation"]["max_passage_words"],
     script:
@@ -182,6 +186,7 @@ rule audit_confusion:
         unpack(audit_judgements),
     output:
         csv="results/{corpus}/audit/confusion.csv",
+        by_model="results/{corpus}/audit/by_model.csv",
         html=report(
             "results/{corpus}/audit/confusion.html",
             caption="../report/audit_confusion.rst",
@@ -195,5 +200,6 @@ rule audit_confusion:
         "../envs/corpus.yaml"
     params:
         source=lambda wc: audit_source(),
+        depth=config["audit"]["depth"],
     script:
         "../workflow_scripts/audit_confusion.py"

@@ -13,6 +13,11 @@ responder knows the step from the prompt's first field and writes predictable qu
   a paragraph whose keyword starts with "Mute" is never answered.
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
   a keyword written backwards ("ahpla") also counts (the QUIZ questions below).
+- The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
+  glues a second question on with "or what/which/who"; OPERATOR is yes when the question has
+  its operator's word (AND "and", OR "or", NOT "not", "other than", "excluding", ...); PART
+  (meets part of the question) is, for NOT, yes when the paragraph's keyword follows "not"
+  (the excluded thing), for AND yes when its keyword is not in the question.
 - SMALL_PROMPTS (the small set's modes): KINDS names Greek letters "greek letters" and every
   other keyword "oddities"; QUIZ asks "Which thing is coded <keyword backwards>?"; SUBJECT
   names the keyword.
@@ -35,6 +40,9 @@ TEST_PROMPTS = {
     "answerer": {"system": "A", "template": "ANSWER|{question}|{paragraphs}"},
     "judge": {"system": "J", "template": "JUDGE|{question}|{paragraph}"},
     "decompose": {"system": "Q", "template": "DECOMPOSE|{question}"},
+    "audit_natural": {"system": "U", "template": "NATURAL|{question}"},
+    "audit_operator": {"system": "U", "template": "OPERATOR|{question}|{rubric}"},
+    "audit_part": {"system": "U", "template": "PART|{question}|{rubric}|{paragraph}"},
 }
 # The small set's steps that differ (kinds, quiz and template modes).
 SMALL_PROMPTS = {
@@ -93,6 +101,8 @@ def respond(body: dict) -> str:
             if answers(*fields)
             else ("no", {"no": 0.9, "yes": 0.1})
         )
+    if step in AUDIT:
+        return yes_no(AUDIT[step](*fields))
     if step == "SUBJECT":
         return keyword(fields[0])
     if step == "KINDS":
@@ -105,6 +115,36 @@ def respond(body: dict) -> str:
     if step == "DECOMPOSE":
         return json.dumps(decomposition(fields[0]))
     return "?"
+
+
+def yes_no(verdict: bool) -> tuple[str, dict]:
+    return ("yes", {"yes": 0.9, "no": 0.1}) if verdict else ("no", {"no": 0.9, "yes": 0.1})
+
+
+def natural(question: str) -> bool:
+    return not re.search(r" or (what|which|who)\b", question.lower())
+
+
+OPERATOR_WORDS = {
+    "conditions": (" and ",),  # the AND rubric
+    "either": (" or ",),  # OR
+    "excluding": ("not ", "other than", "excluding", "apart from", "besides"),  # NOT
+}
+
+
+def operator_expressed(question: str, rubric: str) -> bool:
+    words = next(words for cue, words in OPERATOR_WORDS.items() if cue in rubric)
+    return any(word in question.lower() for word in words)
+
+
+def meets_part(question: str, rubric: str, paragraph: str) -> bool:
+    word = keyword(paragraph).lower()
+    if "excludes" in rubric:  # NOT: the excluded thing
+        return f"not {word}" in question.lower()
+    return word not in question.lower()  # AND
+
+
+AUDIT = {"NATURAL": natural, "OPERATOR": operator_expressed, "PART": meets_part}
 
 
 def answers(question: str, paragraph: str) -> bool:
@@ -133,6 +173,7 @@ def decomposition(question: str) -> dict:
 def scripted_config(server, **overrides):
     prompts = {step: p["template"] for step, p in TEST_PROMPTS.items()}
     prompts |= {"questioner_system": "Q", "answerer_system": "A", "judge_system": "J"}
+    prompts |= {"audit_system": "U"}
     return tiny_config(
         llm={
             "backend": "openai",

@@ -184,11 +184,12 @@ def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
 
 
 # What a change to Table 2's rows reruns besides the models' own jobs: the tests, the table,
-# the two retrieval figures, the per-question rankings and the config page (the registry is
-# part of the config).
+# the two retrieval figures, the per-question rankings, the audit sheet and the config page
+# (the registry is part of the config).
 TABLE2_AND_REPORT = {
     "significance": 1,
     "rankings": 1,
+    "audit_sheet": 1,  # it shows every model's top passages
     "evaluation_tables": 1,
     "document_recall_table": 1,
     "figure": 2,
@@ -262,7 +263,7 @@ def test_changing_one_prompt_reruns_its_questions_and_everything_that_shows_them
             "llm_accounting": 1,
             "example_questions": 1,
             "rankings": 1,
-            "audit_sheet": 1,  # the sample is drawn from the kept questions
+            "audit_sheet": 1,  # the sample is drawn from the kept questions and their runs
             "run_config": 1,
             "all": 1,
         }

@@ -9,8 +9,7 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         snakemake.input.sheet,
         snakemake.output.judgements,
         llm,
-        snakemake.params.pair_prompt,
-        snakemake.params.operator_prompt,
+        snakemake.params.prompts,
         AnswererSettings.from_config(
             snakemake.params.answerer, snakemake.params.max_passage_words, snakemake.params.seed
         ),

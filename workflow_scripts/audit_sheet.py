@@ -7,8 +7,11 @@ with script_context(snakemake):
     sheet_step(
         snakemake.input.questions,
         snakemake.input.corpus,
+        dict(zip(snakemake.params.models, snakemake.input.runs, strict=True)),
         snakemake.params.questions,
+        snakemake.params.depth,
         snakemake.params.seed,
         snakemake.output.csv,
+        snakemake.output.key,
         snakemake.output.html,
     )

@@ -29,6 +29,8 @@ FIELDS = {
     "judge": {"question", "paragraph"},
     "audit_system": set(),
     "audit_operator": {"question", "rubric"},
+    "audit_natural": {"question"},
+    "audit_part": {"question", "paragraph", "rubric"},
     "decompose": {"question"},
 }
 TEMPLATE_FIELDS = {
@@ -57,7 +59,8 @@ SYSTEM_OF["subject"] = "namer_system"
 SYSTEM_OF["disjunctive"] = "disjunctive_system"
 SYSTEM_OF["answerer"] = "answerer_system"
 SYSTEM_OF["judge"] = "judge_system"
-SYSTEM_OF["audit_operator"] = "audit_system"
+for _name in ("audit_operator", "audit_natural", "audit_part"):
+    SYSTEM_OF[_name] = "audit_system"
 SYSTEM_OF["decompose"] = "questioner_system"
 
 
