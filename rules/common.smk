@@ -22,6 +22,7 @@ from boolbench.config import (
 from boolbench.corpus.pdf_collection import pdf_files
 from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
+from boolbench.dataset_card import card_settings
 from boolbench.errors import BoolbenchError
 from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
 from boolbench.report.figures import FIGURES

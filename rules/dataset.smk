@@ -49,6 +49,17 @@ rule dataset_statistics:
         "../workflow_scripts/dataset_statistics.py"
 
 
+# The dataset card of the exports (boolbench/dataset_card.py) reports these settings: as
+# params, a change to any of them rewrites the exports.
+def card_params(wildcards):
+    return card_settings(
+        config,
+        wildcards.corpus,
+        is_imported(wildcards),
+        corpus_models(wildcards.corpus),
+    )
+
+
 rule export_beir:
     input:
         kept="results/{corpus}/boolquestions.parquet",
@@ -58,12 +69,17 @@ rule export_beir:
         queries="results/{corpus}/beir/queries.jsonl",
         test="results/{corpus}/beir/qrels/test.tsv",
         train="results/{corpus}/beir/qrels/train.tsv",
+        test_group="results/{corpus}/beir/qrels/test_group.tsv",
+        train_group="results/{corpus}/beir/qrels/train_group.tsv",
         test_negatives="results/{corpus}/beir/qrels/test_negatives.tsv",
         train_negatives="results/{corpus}/beir/qrels/train_negatives.tsv",
+        card="results/{corpus}/beir/README.md",
     log:
         "logs/{corpus}/export_beir.log",
     conda:
         "../envs/corpus.yaml"
+    params:
+        card=card_params,
     script:
         "../workflow_scripts/export_beir.py"
 
@@ -118,10 +134,13 @@ rule export_released:
     output:
         eval="results/{corpus}/released/eval.jsonl",
         corpus="results/{corpus}/released/corpus.jsonl",
+        card="results/{corpus}/released/README.md",
     log:
         "logs/{corpus}/export_released.log",
     conda:
         "../envs/corpus.yaml"
+    params:
+        card=card_params,
     script:
         "../workflow_scripts/export_released.py"
 

@@ -169,6 +169,7 @@ rule evaluation_tables:
             model=corpus_models(wc.corpus),
         ),
         significance="results/{corpus}/significance.parquet",
+        questions="results/{corpus}/boolquestions.parquet",
     output:
         metrics="results/{corpus}/metrics.parquet",
         csv="results/{corpus}/tables/table2.csv",
@@ -226,12 +227,14 @@ rule document_recall_table:
         "../workflow_scripts/document_recall_table.py"
 
 
-# Interchange: TREC runs beside the Parquet runs (ties made impossible, so every IR tool ranks
-# as the rank column does) and TREC qrels of the questions and the original queries.
+# Interchange: TREC runs beside the Parquet runs (the dataset's questions only; ties made
+# impossible, so every IR tool ranks as the rank column does) and TREC qrels of the questions
+# (completed labels, group labels, construction negatives) and the original queries.
 rule trec_runs:
     input:
         run="results/{corpus}/runs/{model}.parquet",
         original="results/{corpus}/runs/original/{model}.parquet",
+        questions="results/{corpus}/boolquestions.parquet",
     output:
         run="results/{corpus}/runs/{model}.trec",
         original="results/{corpus}/runs/original/{model}.trec",
@@ -248,7 +251,8 @@ rule trec_qrels:
         questions="results/{corpus}/boolquestions.parquet",
         qrels="results/{corpus}/original_qrels.parquet",
     output:
-        positives="results/{corpus}/trec/qrels.txt",
+        completed="results/{corpus}/trec/qrels.txt",
+        group="results/{corpus}/trec/qrels_group.txt",
         negatives="results/{corpus}/trec/qrels_negatives.txt",
         original="results/{corpus}/trec/qrels_original.txt",
     log:

@@ -250,7 +250,12 @@ def test_scores_carry_recall_at_percent_and_the_table_shows_it(tmp_path):
     d1 = ["d1-00", "d1-01", "d1-02", "d1-03"]
     scores = scores_of(tmp_path, {"and-1": d0, "not-1": d1}, {"o1": d1})
     assert list(scores.columns[-3:]) == ["Recall@5%", "Recall@20%", "Recall@50%"]
-    by_qid = scores.set_index("qid")
+    # Without pooled labels the two label sets give the same rows.
+    group, completed = (
+        scores[scores.labels == s].drop(columns="labels") for s in ("group", "completed")
+    )
+    assert group.reset_index(drop=True).equals(completed.reset_index(drop=True))
+    by_qid = completed.set_index("qid")
     # and-1: cuts 1, 3 and 6 of 12; positives at ranks 1 and 12.
     assert by_qid.loc["and-1", ["Recall@5%", "Recall@20%", "Recall@50%"]].tolist() == [0.5] * 3
     # not-1: cuts 1, 1, 2 of 4; its positive at rank 4. o1: at rank 2.
@@ -261,7 +266,8 @@ def test_scores_carry_recall_at_percent_and_the_table_shows_it(tmp_path):
 
     other = scores_of(tmp_path, {"and-1": list(reversed(d0))}, {}, model="n")
     metrics = aggregate(pd.concat([scores, other], ignore_index=True))
-    picked = metrics.set_index(["model", "query_set", "split", "type", "metric"])
+    picked = metrics[metrics.labels == "completed"]
+    picked = picked.set_index(["model", "query_set", "split", "type", "metric"])
     assert picked.loc[("m", "boolquestions", "all", "ALL", "Recall@50%"), "n_queries"] == 2
     assert picked.loc[("m", "boolquestions", "all", "ALL", "Recall@50%"), "value"] == 0.25
     assert picked.loc[("m", "original", "all", "ALL", "Recall@50%"), "value"] == 1.0
@@ -278,6 +284,34 @@ def test_scores_carry_recall_at_percent_and_the_table_shows_it(tmp_path):
     markdown = (tmp_path / "document_recall.md").read_text()
     assert "ALL 2, AND 1, OR 0, NOT 1, original queries 1" in markdown
     assert "| m |" in markdown and "<b>" in (tmp_path / "document_recall.html").read_text()
+
+
+def test_the_document_scope_follows_the_label_set(tmp_path):
+    """A pooled positive in another document unscopes a question under the completed labels
+    only; one in the same document counts in its recall."""
+    d0 = [f"d0-{i:02d}" for i in range(12)]
+    questions = [
+        (*QUESTIONS[0], ["d1-01"]),  # and-1: a pooled positive in d1
+        (*QUESTIONS[2], ["d1-01"]),  # not-1: a pooled positive in its own document, d1
+    ]
+    corpus = write_corpus(tmp_path / "corpus.parquet")
+    frame = pd.DataFrame(
+        questions, columns=["qid", "question", "type", "split", "positives", "negatives"]
+        + ["pooled_positives"]
+    )  # fmt: skip
+    wide = written_run(tmp_path / "wide.parquet", {"and-1": ["d0-00"]})
+    scores = score_model(
+        "m", wide, wide, frame, pd.DataFrame(QRELS, columns=["qid", "pid", "relevance"]),
+        written_run(tmp_path / "doc.parquet", {"and-1": d0, "not-1": ["d1-01", "d1-03"]}),
+        written_run(tmp_path / "doc-orig.parquet", {}), corpus, percents=[25, 50],
+        min_document_passages=2,
+    )  # fmt: skip
+    by = scores[scores.query_set == "boolquestions"].set_index(["labels", "qid"])
+    assert by.loc[("group", "and-1"), "Recall@50%"] == 1.0  # d0-00 and d0-05 in the top 6
+    assert math.isnan(by.loc[("completed", "and-1"), "Recall@50%"])  # spans d0 and d1
+    # not-1 in d1 (4 passages): top 1 at 25%, top 2 at 50%; d1-03 is its group positive.
+    assert by.loc[("group", "not-1"), ["Recall@25%", "Recall@50%"]].tolist() == [0.0, 1.0]
+    assert by.loc[("completed", "not-1"), ["Recall@25%", "Recall@50%"]].tolist() == [0.5, 1.0]
 
 
 def test_the_table_says_so_in_one_line_when_no_query_is_scoped(tmp_path):

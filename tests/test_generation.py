@@ -392,6 +392,7 @@ def test_beir_export_matches_the_dataset(tmp_path):
 
     _, kept = small_dataset()
     kept.loc[0, "split"], kept.loc[1, "split"] = "test", "train"
+    kept.at[0, "pooled_positives"], kept.at[0, "pooled_negatives"] = ["d"], ["e"]
     corpus = pd.DataFrame(
         {
             "pid": list("abcde"),
@@ -404,7 +405,9 @@ def test_beir_export_matches_the_dataset(tmp_path):
     import pyarrow as pa
 
     write_table_atomic(pa.Table.from_pandas(corpus, schema=CORPUS_SCHEMA), tmp_path / "c.pq")
-    names = ["corpus", "queries", "test", "train", "test_negatives", "train_negatives"]
+    names = ["corpus", "queries"] + [
+        f"{split}{suffix}" for split in ("test", "train") for suffix in ("", "_group", "_negatives")
+    ]
     out = {n: str(tmp_path / "beir" / f"{n}.x") for n in names}
     dataset.export_beir(kept, tmp_path / "c.pq", out)
 
@@ -421,9 +424,21 @@ def test_beir_export_matches_the_dataset(tmp_path):
         frame = pd.read_csv(out[name], sep="\t", dtype=str)
         return sorted(map(tuple, frame.values.tolist()))
 
-    assert qrels("test") == [("and-00000", "a", "1")]
+    # Completed labels: positives and pooled positives 1, negatives and pooled negatives 0.
+    assert qrels("test") == [
+        ("and-00000", "a", "1"), ("and-00000", "b", "0"), ("and-00000", "c", "0"),
+        ("and-00000", "d", "1"), ("and-00000", "e", "0"),
+    ]  # fmt: skip
+    assert qrels("test_group") == [
+        ("and-00000", "a", "1"), ("and-00000", "b", "0"), ("and-00000", "c", "0")
+    ]  # fmt: skip
     assert qrels("test_negatives") == [("and-00000", "b", "1"), ("and-00000", "c", "1")]
-    assert qrels("train") == [("or-00000", "a", "1"), ("or-00000", "b", "1")]
+    assert qrels("train") == [
+        ("or-00000", "a", "1"),
+        ("or-00000", "b", "1"),
+        ("or-00000", "c", "0"),
+    ]
+    assert qrels("train_group") == qrels("train")  # nothing pooled
     assert qrels("train_negatives") == [("or-00000", "c", "1")]
 
 

@@ -6,7 +6,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
-from ir_measures import RR, R, nDCG
+from ir_measures import RR, Judged, R, nDCG
 
 from boolbench.retrieval.evaluation import aggregate
 from boolbench.retrieval.metrics import (
@@ -42,6 +42,21 @@ def test_hand_computed_values():
     assert math.isnan(scores.loc["q2", "NegRecall@10"])  # no negatives: undefined
     assert scores.loc["q3", "NegRecall@10"] == 1.0
     assert scores.loc["q4", "MRR@10"] == 0.0  # not in the run: nothing retrieved
+    # Judged@10: c of a, b, c, d is judged (z and zz are not retrieved; negatives are not
+    # judged unless they are in the gains); q2 retrieved 2, y judged; q4 retrieved nothing.
+    assert scores.loc["q1", "Judged@10"] == pytest.approx(1 / 4)
+    assert scores.loc["q2", "Judged@10"] == pytest.approx(1 / 2)
+    assert math.isnan(scores.loc["q4", "Judged@10"])
+
+
+def test_a_passage_judged_not_relevant_counts_as_judged_only():
+    """Gain 0 (a negative or pooled negative in the qrels): judged, never relevant."""
+    run = run_of({"q": ["n", "p", "x", "m"]})
+    gains = {"q": {"n": 0.0, "p": 1.0, "m": 0.0}}
+    scores = per_query(run, gains, {"q": {"n"}}).set_index("qid")
+    assert scores.loc["q", "MRR@10"] == 0.5 and scores.loc["q", "Recall@100"] == 1.0
+    assert scores.loc["q", "nDCG@10"] == pytest.approx(1 / math.log2(3))
+    assert scores.loc["q", "Judged@10"] == 0.75 and scores.loc["q", "NegRecall@10"] == 1.0
 
 
 def test_mrr_counts_only_the_top_ten():
@@ -75,24 +90,30 @@ def random_case(seed: int, n_queries: int = 60, n_docs: int = 150):
         retrieved = rng.choice(docs, size=rng.integers(5, 120), replace=False)
         scores = rng.integers(0, 8, size=len(retrieved)) / 4  # coarse scores: many ties
         rows += [(qid, d, s) for d, s in zip(retrieved, scores, strict=True)]
-        labelled = rng.choice(docs, size=6, replace=False)
+        labelled = rng.choice(docs, size=9, replace=False)
         positives[qid] = {d: float(rng.integers(1, 3)) for d in labelled[: rng.integers(1, 4)]}
         negatives[qid] = set(labelled[4 : 4 + rng.integers(0, 3)])
+        # judged not relevant (gain 0): the negatives and a few other passages
+        positives[qid] |= dict.fromkeys([*negatives[qid], *labelled[6 : 6 + q % 3]], 0.0)
     hits = pd.DataFrame(rows, columns=["qid", "pid", "score"])
     return hits, positives, negatives
 
 
-def ir_measures_values(run: pd.DataFrame, gains: dict, measure) -> dict[str, float]:
-    """Per-query values from ir_measures' pytrec_eval provider (trec_eval's own code)."""
-    qrels = pd.DataFrame(
+def qrels_frame(gains: dict) -> pd.DataFrame:
+    return pd.DataFrame(
         [(q, d, int(g)) for q, docs in gains.items() for d, g in docs.items()],
         columns=["query_id", "doc_id", "relevance"],
     )
-    ir_run = run.rename(columns={"qid": "query_id", "pid": "doc_id"})[
-        ["query_id", "doc_id", "score"]
-    ]
+
+
+def ir(run: pd.DataFrame) -> pd.DataFrame:
+    return run.rename(columns={"qid": "query_id", "pid": "doc_id"})[["query_id", "doc_id", "score"]]
+
+
+def ir_measures_values(run: pd.DataFrame, gains: dict, measure) -> dict[str, float]:
+    """Per-query values from ir_measures' pytrec_eval provider (trec_eval's own code)."""
     provider = ir_measures.pytrec_eval
-    return {m.query_id: m.value for m in provider.iter_calc([measure], qrels, ir_run)}
+    return {m.query_id: m.value for m in provider.iter_calc([measure], qrels_frame(gains), ir(run))}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -114,6 +135,22 @@ def test_metrics_equal_ir_measures_on_runs_with_ties(seed):
         assert set(theirs) == set(ours[column].dropna().index), column
         for qid, value in theirs.items():
             assert abs(ours.loc[qid, column] - value) < 1e-9, (column, qid)
+    # Judged@10: ir_measures' own provider (pytrec_eval has none), which orders ties by doc id
+    # ascending, so it reads scores that follow our rank column.
+    # More passages judged not relevant (a fifth of the documents) make the values vary.
+    rng = np.random.default_rng(seed)
+    docs = sorted(set(hits["pid"]))
+    dense = {q: dict.fromkeys(rng.choice(docs, 30), 0.0) | g for q, g in positives.items()}
+    judged_ours = per_query(run, dense).set_index("qid")["Judged@10"]
+    ranked = run.assign(score=-run["rank"].astype(float))
+    judged = {
+        m.query_id: m.value
+        for m in ir_measures.judged.iter_calc([Judged @ 10], qrels_frame(dense), ir(ranked))
+    }
+    assert set(judged) == set(judged_ours.dropna().index)
+    for qid, value in judged.items():
+        assert abs(judged_ours[qid] - value) < 1e-12, qid
+    assert judged_ours.nunique() >= 4  # not all equal: the comparison means something
     # The ties matter: ordering them the other way changes some values.
     flipped = hits.assign(pid_key=hits["pid"]).sort_values(
         ["qid", "score", "pid_key"], ascending=[True, False, True]
@@ -128,6 +165,7 @@ def test_aggregate_pools_all_questions_and_counts_negatives():
         {
             "model": "m",
             "query_set": "boolquestions",
+            "labels": "completed",
             "qid": ["a1", "a2", "a3", "o1", "n1"],
             "type": ["AND", "AND", "AND", "OR", "NOT"],
             "split": ["test", "test", "train", "test", "test"],
@@ -135,9 +173,20 @@ def test_aggregate_pools_all_questions_and_counts_negatives():
             "NegRecall@10": [np.nan, 0.5, np.nan, np.nan, 1.0],
             "Recall@100": [1.0] * 5,
             "nDCG@10": [1.0] * 5,
+            "Judged@10": [0.1, 0.2, 0.3, np.nan, 0.4],
         }
     )
-    metrics = aggregate(scores).set_index(["split", "type", "metric"])
+    group = scores.assign(labels="group", **{"MRR@10": 0.0})
+    both = aggregate(pd.concat([scores, group], ignore_index=True))
+    assert (
+        both.set_index(["labels", "split", "type", "metric"]).loc[
+            ("group", "all", "ALL", "MRR@10"), "value"
+        ]
+        == 0.0
+    )  # each label set is averaged on its own
+    metrics = both[both["labels"] == "completed"].set_index(["split", "type", "metric"])
+    assert metrics.loc[("all", "ALL", "Judged@10"), "value"] == pytest.approx(0.25)
+    assert metrics.loc[("all", "ALL", "Judged@10"), "n_queries"] == 4
     # Pooled: 3/5, not the mean of the type means (1 + 0 + 0) / 3.
     assert metrics.loc[("all", "ALL", "MRR@10"), "value"] == pytest.approx(0.6)
     assert metrics.loc[("all", "ALL", "NegRecall@10"), "value"] == pytest.approx(0.75)
@@ -179,10 +228,12 @@ def test_aggregate_includes_document_recall_columns_over_the_scoped_queries():
         {
             "model": "m",
             "query_set": ["boolquestions"] * 3 + ["original"] * 2,
+            "labels": "completed",
             "qid": ["a1", "a2", "n1", "o1", "o2"],
             "type": ["AND", "AND", "NOT", "ALL", "ALL"],
             "split": ["test", "train", "test", "all", "all"],
             **{m: [1.0] * 5 for m in ("MRR@10", "NegRecall@10", "Recall@100", "nDCG@10")},
+            "Judged@10": [1.0] * 5,
             "Recall@5%": [0.5, np.nan, 1.0, np.nan, 0.25],
         }
     )

@@ -141,6 +141,8 @@ def test_another_runs_dataset_and_its_beir_export(released, tmp_path):
             + [["What is a?", "What is b?"]] * (len(records) - 1),
             "positives": [[c["passage_id"] for c in r["positive_ctxs"]] for r in records],
             "negatives": [[c["passage_id"] for c in r["negative_ctxs"]] for r in records],
+            "pooled_positives": [[]] * len(records),  # tests/test_labels.py: pooled labels
+            "pooled_negatives": [[]] * len(records),
             "group": [10 + i for i in range(len(records))],
             "cluster": 4,
             "split": ["train", "test"] * (len(records) // 2),
@@ -165,7 +167,11 @@ def test_another_runs_dataset_and_its_beir_export(released, tmp_path):
         "corpus": beir / "corpus.jsonl",
         "queries": beir / "queries.jsonl",
         **{name: beir / "qrels" / f"{name}.tsv" for name in ("test", "train")},
-        **{f"{n}_negatives": beir / "qrels" / f"{n}_negatives.tsv" for n in ("test", "train")},
+        **{
+            f"{n}{suffix}": beir / "qrels" / f"{n}{suffix}.tsv"
+            for n in ("test", "train")
+            for suffix in ("_group", "_negatives")
+        },
     }
     export_beir(frame, corpus, out)
     from_beir = import_questions(beir, corpus)
@@ -191,8 +197,15 @@ def test_our_export_reads_back_in_the_released_layout(released, tmp_path):
     out = {
         "eval": tmp_path / "released" / "eval.jsonl",
         "corpus": tmp_path / "released" / "c.jsonl",
+        "card": tmp_path / "released" / "README.md",
     }
-    export_released(dataset, corpus, out)
+    card = {
+        "corpus": "bq",
+        "entry": {"source": "boolquestions", "passage_template": "{title} [SEP] {text}"},
+        "config": {"evaluation": {"depth": 100, "table_split": "all"}},
+    }
+    export_released(dataset, corpus, out, card)
+    assert "every retriever reading a passage as `{title} [SEP] {text}`" in out["card"].read_text()
 
     back = import_questions(out["eval"], corpus)
     assert labels(back) == labels(original)

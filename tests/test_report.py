@@ -12,7 +12,7 @@ import yaml
 
 from boolbench.config import validate_config
 from boolbench.errors import BoolbenchError
-from boolbench.report.figures import FIGURES, figure_step, pass_rate_table
+from boolbench.report.figures import FIGURES, _metric, figure_step, pass_rate_table
 from boolbench.report.pages import (
     corpus_config,
     llm_accounting,
@@ -20,6 +20,7 @@ from boolbench.report.pages import (
     write_config,
     write_examples,
     write_llm_accounting,
+    write_rankings,
 )
 from tests.conftest import tiny_config
 
@@ -197,10 +198,11 @@ def artifacts(tmp_path):
     for model, base in (("m1", 0.4), ("m2", 0.6)):
         for kind, offset in (("ALL", 0.1), ("AND", 0.2), ("OR", 0.3), ("NOT", -0.2)):
             for metric in ("MRR@10", "NegRecall@10"):
-                metrics.append(["boolquestions", model, "all", kind, metric, base + offset, 5])
-    metrics = pd.DataFrame(
-        metrics, columns=["query_set", "model", "split", "type", "metric", "value", "n_queries"]
-    )
+                for labels, shift in (("completed", 0.0), ("group", -0.3)):
+                    value = base + offset + shift
+                    metrics.append(["boolquestions", model, labels, "all", kind, metric, value, 5])
+    columns = ["query_set", "model", "labels", "split", "type", "metric", "value", "n_queries"]
+    metrics = pd.DataFrame(metrics, columns=columns)
     metrics.to_parquet(tmp_path / "metrics.parquet")
     rng = np.random.default_rng(0)
     pd.DataFrame(
@@ -240,6 +242,17 @@ def test_every_figure_writes_a_png_and_an_svg(artifacts, name):
     assert svg.read_bytes() == first  # no timestamps: a rerun on the same data is identical
 
 
+def test_the_retrieval_figures_show_the_completed_labels(artifacts, tmp_path):
+    metrics = pd.read_parquet(artifacts / "metrics.parquet")
+    values = _metric(metrics, "MRR@10", "all")
+    assert values.loc["m1", "NOT"] == pytest.approx(100 * (0.4 - 0.2))  # not the group's 0.1
+    figure_step(
+        "mrr_by_type", {"metrics": artifacts / "metrics.parquet"},
+        {"models": ["m1", "m2"], "split": "all"}, tmp_path / "f.png", tmp_path / "f.svg",
+    )  # fmt: skip
+    assert "completed labels" in (tmp_path / "f.svg").read_text()
+
+
 @pytest.mark.parametrize("name", ["mrr_by_type", "negrecall_vs_mrr"])
 def test_a_retrieval_figure_of_a_split_without_questions_says_so(artifacts, name):
     inputs = {"metrics": artifacts / "metrics.parquet"}
@@ -258,3 +271,41 @@ def test_pass_rates_are_those_of_validation_and_the_filter(artifacts):
     assert rates.loc["AND", "validation"] == pytest.approx(4 / 5)  # one fallback of 5
     assert rates.loc["OR", "filter (default)"] == pytest.approx(3 / 5)
     assert np.isnan(rates.loc["simple", "filter (default)"])
+
+
+def test_rankings_mark_pooled_judgements_apart_and_read_only_kept_questions(tmp_path):
+    """'+'/'-' for the group labels, 'p+'/'p-' (italic) for the pooled judgements, unjudged
+    passages plain; a pooled positive above the excluded passage is no inversion; a question
+    the run holds but the dataset does not is not shown."""
+    questions = pd.DataFrame(
+        [("not-1", "NOT", "Not one?", ["a"], ["b"], ["c"], ["d"]),
+         ("not-2", "NOT", "Not two?", ["e"], ["f"], [], [])],
+        columns=["qid", "type", "question", "positives", "negatives", "pooled_positives",
+                 "pooled_negatives"],
+    )  # fmt: skip
+    questions.to_parquet(tmp_path / "q.parquet")
+    pids = list("abcdefxz")
+    corpus = pd.DataFrame({"pid": pids, "title": [p.upper() for p in pids]})
+    corpus["text"] = [f"text {p}" for p in pids]
+    corpus.to_parquet(tmp_path / "c.parquet")
+    run = pd.DataFrame(
+        [("not-1", "c", 1), ("not-1", "b", 2), ("not-1", "d", 3), ("not-1", "x", 4),
+         ("not-1", "a", 5),  # the pooled positive c above the excluded b: no inversion
+         ("not-2", "f", 1), ("not-2", "e", 2),  # the excluded f first: an inversion
+         ("rejected-1", "z", 1)],  # a written question the filter rejected
+        columns=["qid", "pid", "rank"],
+    )  # fmt: skip
+    run["score"] = 1.0 / run["rank"]
+    run.to_parquet(tmp_path / "m.parquet")
+    write_rankings(
+        tmp_path / "q.parquet", tmp_path / "c.parquet", {"m": tmp_path / "m.parquet"},
+        top=10, max_questions=10, html_out=tmp_path / "r.html",
+    )  # fmt: skip
+    page = (tmp_path / "r.html").read_text()
+    assert '<span class="kept"><b>+ A</b></span>' in page
+    assert '<span class="rejected"><b>- B</b></span>' in page
+    assert '<span class="kept pooled"><b>p+ C</b></span>' in page
+    assert '<span class="rejected pooled"><b>p- D</b></span>' in page
+    assert ">X</span>" in page and "<b>X" not in page  # unjudged: plain
+    assert "rejected-1" not in page and ">Z<" not in page
+    assert "1 of 2 NOT questions" in page and page.index("not-2") < page.index("not-1")

@@ -62,23 +62,34 @@ def test_holm_against_hand_computed_values():
 
 
 def scores_frame(per_model: dict[str, list[float]], kind="AND") -> pd.DataFrame:
+    """Scores under the completed labels as given, and under the group labels reversed (1 -
+    value): the tests and daggers must read the completed ones."""
     rows = []
     for model, values in per_model.items():
         for i, value in enumerate(values):
-            rows.append(
-                {
-                    "model": model,
-                    "query_set": "boolquestions",
-                    "qid": f"q{i:02d}",
-                    "type": kind,
-                    "split": "test",
-                    "MRR@10": value,
-                    "NegRecall@10": 0.0,
-                    "Recall@100": 1.0,
-                    "nDCG@10": value,
-                }
-            )
+            for labels, mrr in (("completed", value), ("group", 1 - value)):
+                rows.append(
+                    {
+                        "model": model,
+                        "query_set": "boolquestions",
+                        "labels": labels,
+                        "qid": f"q{i:02d}",
+                        "type": kind,
+                        "split": "test",
+                        "MRR@10": mrr,
+                        "NegRecall@10": 0.0,
+                        "Recall@100": 1.0,
+                        "nDCG@10": mrr,
+                        "Judged@10": 1.0,
+                    }
+                )
     return pd.DataFrame(rows)
+
+
+def questions_of(scores: pd.DataFrame) -> pd.DataFrame:
+    """The dataset rows of the questions in `scores` (one positive each, no negative)."""
+    frame = scores[["qid", "type", "split"]].drop_duplicates().reset_index(drop=True)
+    return frame.assign(positives=[["p"]] * len(frame), negatives=[[]] * len(frame))
 
 
 def test_pairs_are_matched_by_question_and_corrected_per_column():
@@ -88,7 +99,7 @@ def test_pairs_are_matched_by_question_and_corrected_per_column():
     )  # order must not matter: pairs join on qid
     columns = [("boolquestions", "AND", "test"), ("boolquestions", "ALL", "all")]
     tests = pairwise_tests(scores, columns, ["weak", "strong", "same"], resamples=10_000)
-    assert len(tests) == 6
+    assert len(tests) == 6 and set(tests["labels"]) == {"completed"}
     column = tests[tests["type"] == "AND"].set_index(["model_a", "model_b"])
     exact = 2 / 2**12
     assert column.loc[("weak", "strong"), "p_value"] == pytest.approx(exact)
@@ -108,10 +119,15 @@ def test_table2_marks_the_model_that_beats_the_row_above(tmp_path):
     scores = scores_frame({"weak": base, "strong": [v + 0.3 for v in base]})
     tests = pairwise_tests(scores, [("boolquestions", "AND", "all")], ["weak", "strong"])
     out = {ext: tmp_path / f"table2.{ext}" for ext in ("csv", "md", "tex", "html")}
-    write_tables(aggregate(scores), ["weak", "strong"], "all", tests, 0.05, out)
+    write_tables(
+        aggregate(scores), ["weak", "strong"], "all", tests, 0.05, questions_of(scores), out
+    )
     md = out["md"].read_text().splitlines()
-    # Only the AND column was tested: ALL has no dagger.
-    assert md[3].startswith("| strong | - | **65.00** | **65.00\N{DAGGER}** |")
+    # Only the completed AND column was tested: ALL and the group labels have no dagger.
+    assert md[3].startswith(
+        "| strong | - | 35.00 | 35.00 | - | - | **65.00** | **65.00\N{DAGGER}** | - | - |"
+    )
+    assert md[2].startswith("| weak | - | **65.00** | **65.00** | - | - | 35.00 | 35.00 | - |")
     assert "\N{DAGGER}" not in md[2]
     assert r"65.00$^\dagger$" in out["tex"].read_text()
     assert "65.00&dagger;" in out["html"].read_text()
@@ -132,7 +148,7 @@ def test_table2_of_a_split_without_questions_is_empty_and_says_why(tmp_path):
     scores = scores_frame({"a": [0.1, 0.2], "b": [0.5, 0.6]})  # test questions only
     tests = pairwise_tests(scores, [("boolquestions", "ALL", "train")], ["a", "b"])
     out = {ext: tmp_path / f"table2.{ext}" for ext in ("csv", "md", "tex", "html")}
-    write_tables(aggregate(scores), ["a", "b"], "train", tests, 0.05, out)
+    write_tables(aggregate(scores), ["a", "b"], "train", tests, 0.05, questions_of(scores), out)
     table = pd.read_csv(out["csv"])
     assert table["model"].tolist() == ["a", "b"] and table.iloc[:, 1:].isna().all().all()
     assert (
@@ -142,5 +158,5 @@ def test_table2_of_a_split_without_questions_is_empty_and_says_why(tmp_path):
     ) in out["md"].read_text()
     nothing = aggregate(scores.iloc[:0])
     assert nothing.empty
-    write_tables(nothing, ["a", "b"], "all", tests.iloc[:0], 0.05, out)
+    write_tables(nothing, ["a", "b"], "all", tests.iloc[:0], 0.05, questions_of(scores)[:0], out)
     assert "No question was scored, so the question columns are empty." in out["md"].read_text()

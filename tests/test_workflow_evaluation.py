@@ -12,7 +12,7 @@ import ir_measures
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from ir_measures import R, nDCG
+from ir_measures import Judged, R, nDCG
 
 from boolbench.llm.fake_server import FakeOpenAIServer
 from boolbench.report.figures import FIGURES
@@ -120,24 +120,31 @@ def test_metrics_and_table2(evaluated):
     metrics = pd.read_parquet(flow.path("results/tiny/metrics.parquet"))
     assert set(metrics.model) == set(models)
     per_model = metrics.groupby("model").size()
-    # splits x types x metrics (4, and Recall@k% for 4 percents), + original queries
-    assert per_model.eq(3 * 4 * 8 + 8).all()
+    # label sets x (splits x types x metrics (5, and Recall@k% for 4 percents), + original)
+    assert per_model.eq(2 * (3 * 4 * 9 + 9)).all()
     recall = metrics[metrics.metric.str.endswith("%")]
     assert set(recall.metric) == {"Recall@1%", "Recall@5%", "Recall@10%", "Recall@20%"}
     assert recall["n_queries"].eq(0).all() and recall["value"].isna().all()
     table = pd.read_csv(flow.path("results/tiny/tables/table2.csv"))
     assert table["model"].tolist() == list(models)
-    picked = metrics.set_index(["model", "query_set", "split", "type", "metric"])["value"]
+    keys = ["model", "query_set", "labels", "split", "type", "metric"]
+    picked = metrics.set_index(keys)["value"]
     for _, row in table.iterrows():
-        assert row["BDR MRR@10 ALL"] == pytest.approx(  # in percent
-            100 * picked[(row["model"], "boolquestions", "all", "ALL", "MRR@10")], abs=1e-4
+        model = row["model"]
+        for labels in ("group", "completed"):
+            assert row[f"{labels.title()} MRR@10 ALL"] == pytest.approx(  # in percent
+                100 * picked[(model, "boolquestions", labels, "all", "ALL", "MRR@10")], abs=1e-4
+            )
+        assert row["NegRecall@10 NOT"] == pytest.approx(
+            100 * picked[(model, "boolquestions", "completed", "all", "NOT", "NegRecall@10")],
+            abs=1e-4,
         )
-        assert row["BDR NegRecall@10 NOT"] == pytest.approx(
-            100 * picked[(row["model"], "boolquestions", "all", "NOT", "NegRecall@10")], abs=1e-4
-        )
+        # The generated questions carry no pooled label yet: both label sets score alike.
+        assert row["Group Judged@10 ALL"] == row["Completed Judged@10 ALL"] > 0
     markdown = flow.path("results/tiny/tables/table2.md").read_text()
     assert all(f"| {m} |" in markdown for m in models) and "**" in markdown
     assert "with negatives" in markdown
+    assert "0 pooled positives and 0 pooled negatives (nothing pooled" in markdown
     assert r"\textbf{" in flow.path("results/tiny/tables/table2.tex").read_text()
 
 
@@ -158,29 +165,63 @@ def test_document_recall_table_says_no_query_is_scoped(evaluated):
         flow.write_config(config(models))
 
 
-def test_written_scores_equal_ir_measures_on_the_written_runs(evaluated):
+def test_written_scores_equal_ir_measures_on_the_written_trec_files(evaluated):
+    """The workflow's TREC runs and qrels (trec/qrels.txt: completed labels; qrels_group.txt;
+    qrels_negatives.txt) scored by ir_measures equal scores/{model}.parquet."""
     flow, _, models = evaluated
-    questions = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
-    qrels = pd.DataFrame(
-        [(q, p, 1) for q, ps in zip(questions.qid, questions.positives, strict=True) for p in ps],
-        columns=["query_id", "doc_id", "relevance"],
-    )
-    negatives = pd.DataFrame(
-        [(q, p, 1) for q, ns in zip(questions.qid, questions.negatives, strict=True) for p in ns],
-        columns=["query_id", "doc_id", "relevance"],
-    )
+    base = flow.path("results/tiny")
+    questions = pd.read_parquet(base / "boolquestions.parquet")
+
+    def qrels(name):
+        return list(ir_measures.read_trec_qrels(str(base / "trec" / name)))
+
     for model in models:
-        run = pd.read_parquet(flow.path(f"results/tiny/runs/{model}.parquet"))
-        run = run.rename(columns={"qid": "query_id", "pid": "doc_id"})
-        scores = pd.read_parquet(flow.path(f"results/tiny/scores/{model}.parquet"))
-        scores = scores[scores.query_set == "boolquestions"].set_index("qid")
-        for column, measure, labels in (
-            ("nDCG@10", nDCG @ 10, qrels),
-            ("Recall@100", R @ 100, qrels),
-            ("NegRecall@10", R @ 10, negatives),
+        run = list(ir_measures.read_trec_run(str(base / f"runs/{model}.trec")))
+        assert {r.query_id for r in run} <= set(questions.qid)
+        scores = pd.read_parquet(base / f"scores/{model}.parquet")
+        scores = scores[scores.query_set == "boolquestions"].set_index(["labels", "qid"])
+        for labels, name, column, measure in (
+            ("completed", "qrels.txt", "nDCG@10", nDCG @ 10),
+            ("completed", "qrels.txt", "Recall@100", R @ 100),
+            ("completed", "qrels.txt", "Judged@10", Judged @ 10),
+            ("group", "qrels_group.txt", "nDCG@10", nDCG @ 10),
+            ("completed", "qrels_negatives.txt", "NegRecall@10", R @ 10),
         ):
-            for value in ir_measures.pytrec_eval.iter_calc([measure], labels, run):
-                assert abs(scores.loc[value.query_id, column] - value.value) < 1e-9
+            values = list(ir_measures.iter_calc([measure], qrels(name), run))
+            assert values
+            for value in values:
+                assert abs(scores.loc[(labels, value.query_id), column] - value.value) < 1e-9
+
+
+def test_the_exports_carry_a_dataset_card_that_follows_the_config(evaluated):
+    """released/README.md and beir/README.md: the passage template, the label counts of the
+    dataset and the config that made it; a setting the cards report reruns the exports."""
+    flow, config, models = evaluated
+    questions = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
+    for layout in ("released", "beir"):
+        card = flow.path(f"results/tiny/{layout}/README.md").read_text()
+        assert card.startswith("---\npretty_name: BoolQuestions regenerated by boolbench (tiny)")
+        assert "reading a passage as `{text}` (`corpora.tiny.passage_template`" in card
+        total = sum(len(p) for p in questions.positives), sum(len(n) for n in questions.negatives)
+        assert (
+            f"| ALL | {len(questions)} | " in card
+            and f"| {total[0]} | {total[1]} | 0 | 0 |" in card
+        )
+        assert "no pooling was configured" in card and "llm:\n  backend: openai" in card
+    beir = pd.read_csv(flow.path("results/tiny/beir/qrels/test.tsv"), sep="\t", dtype=str)
+    trec = pd.read_csv(flow.path("results/tiny/trec/qrels.txt"), sep=" ", header=None, dtype=str)
+    test = set(questions.loc[questions.split == "test", "qid"])
+    assert sorted(map(tuple, beir.values.tolist())) == sorted(
+        (q, p, r) for q, _, p, r in trec.values.tolist() if q in test
+    )
+    changed = config(models)
+    changed["evaluation"] = {"depth": 50}
+    flow.write_config(changed)
+    try:
+        jobs = flow.planned_jobs()
+        assert jobs["export_beir"] == 1 and jobs["export_released"] == 1
+    finally:
+        flow.write_config(config(models))
 
 
 # What a change to Table 2's rows reruns besides the models' own jobs: the tests, the table,
@@ -310,7 +351,8 @@ def test_table3_rows_and_the_contrastive_models_go_through_the_evaluation(evalua
     # The base row equals tiny-st's row of Table 2 (same questions: the split is "all").
     table2 = pd.read_csv(flow.path("results/tiny/tables/table2.csv")).set_index("model")
     base = table.set_index("model").loc["tiny-st"]
-    assert base["BDR MRR@10 ALL"] == pytest.approx(table2.loc["tiny-st", "BDR MRR@10 ALL"])
+    for column in ("Completed MRR@10 ALL", "Completed Judged@10 NOT"):
+        assert base[column] == pytest.approx(table2.loc["tiny-st", column])
     decomposed = pd.read_parquet(flow.path("results/tiny/baselines/decomposed.parquet"))
     assert decomposed["status"].eq("ok").all()
     questions = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
@@ -377,9 +419,7 @@ def test_the_report_holds_tables_figures_accounting_and_config(evaluated):
     table2 = Tables(by_name["tables/table2.html"][1].decode()).tables[0]
     assert [row[0] for row in table2[1:]] == list(models)
     csv = pd.read_csv(flow.path(f"{base}/tables/table2.csv"))
-    assert [row[2].rstrip("\N{DAGGER}") for row in table2[1:]] == [
-        f"{v:.2f}" for v in csv["BDR MRR@10 ALL"]
-    ]
+    assert [row[2] for row in table2[1:]] == [f"{v:.2f}" for v in csv["Group MRR@10 ALL"]]
     table3 = Tables(by_name["tables/table3.html"][1].decode()).tables[0]
     assert table3[1][0] == "tiny-st" and len(table3) == 5
     table1 = Tables(by_name["tables/table1.html"][1].decode()).tables[0]

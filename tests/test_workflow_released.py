@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from ir_measures import RR, R
+from ir_measures import RR, Judged, R, nDCG
 
 from boolbench.corpus.question_sets import import_questions
 from boolbench.generation.dataset import DATASET_SCHEMA
@@ -69,10 +69,22 @@ def registry(models_dir):
     }
 
 
+def pooled_labels(records: list[dict], pids: list[str]) -> tuple[list, list]:
+    """Pooled positives and negatives for each record: passages outside its group labels (one
+    pooled positive for three questions of four, two pooled negatives each)."""
+    positives, negatives = [], []
+    for i, r in enumerate(records):
+        labelled = {c["passage_id"] for c in r["positive_ctxs"] + r["negative_ctxs"]}
+        free = [p for p in pids[5 * i :] + pids[: 5 * i] if p not in labelled]
+        positives.append(free[:1] if i % 4 else [])
+        negatives.append(free[1:3])
+    return positives, negatives
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """The released files (corpus.jsonl, eval.jsonl) and another run's dataset (with a train
-    split and recorded expressions) over the same corpus."""
+    split, recorded expressions and pooled labels) over the same corpus."""
     folder = tmp_path_factory.mktemp("released-data")
     articles = wikipedia_articles(60)
     records = released_questions(articles, 12, seed=5)
@@ -90,6 +102,8 @@ def data(tmp_path_factory):
             "operand_texts": [r["question"].rstrip("?").split(" but not ")[:2] for r in records],
             "positives": [[c["passage_id"] for c in r["positive_ctxs"]] for r in records],
             "negatives": [[c["passage_id"] for c in r["negative_ctxs"]] for r in records],
+            "pooled_positives": pooled_labels(records, list(articles["pid"]))[0],
+            "pooled_negatives": pooled_labels(records, list(articles["pid"]))[1],
             "group": range(len(records)),
             "cluster": 0,
             "split": ["train", "test"] * (len(records) // 2),
@@ -180,7 +194,11 @@ def test_metrics_equal_an_independent_computation_on_the_trec_files(evaluated, d
         json.loads(line) for line in (data["folder"] / "eval.jsonl").read_text().splitlines()
     ]
     metrics = pd.read_parquet(flow.path("results/released/metrics.parquet"))
-    picked = metrics[metrics.split == "all"].set_index(["model", "type", "metric"])["value"]
+    # The hub's files carry no pooled label: the completed labels are the group labels.
+    picked = metrics[(metrics.split == "all") & (metrics.labels == "completed")]
+    group = metrics[(metrics.split == "all") & (metrics.labels == "group")]
+    assert picked["value"].fillna(-1).tolist() == group["value"].fillna(-1).tolist()
+    picked = picked.set_index(["model", "type", "metric"])["value"]
     for model in models:
         run = list(ir_measures.read_trec_run(str(flow.path(f"results/released/runs/{model}.trec"))))
         for kind in ("ALL", "AND", "OR", "NOT"):
@@ -209,11 +227,15 @@ def test_table2_rows_columns_and_table1(evaluated):
     assert table["model"].tolist() == list(models)
     assert list(table.columns[1:]) == [
         "MRR@10 original",
-        *[f"BDR MRR@10 {t}" for t in ("ALL", "AND", "OR", "NOT")],
-        *[f"BDR NegRecall@10 {t}" for t in ("ALL", "AND", "OR", "NOT")],
+        *[
+            f"{block} {t}"
+            for block in ("Group MRR@10", "Completed MRR@10", "NegRecall@10", "Group Judged@10")
+            + ("Completed Judged@10",)
+            for t in ("ALL", "AND", "OR", "NOT")
+        ],
     ]
     assert table["MRR@10 original"].isna().all()  # the released files have no original queries
-    assert table["BDR MRR@10 ALL"].notna().all()
+    assert table["Completed MRR@10 ALL"].notna().all()
     table1 = pd.read_csv(flow.path("results/released/tables/table1.csv")).set_index("type")
     assert table1.loc["ALL", "questions"] == 12 and table1.loc["ALL", "test"] == 12
 
@@ -274,8 +296,14 @@ def test_trec_qrels_and_the_released_export_match_the_input(evaluated, data):
     records = data["records"]
     qrels = (base / "trec/qrels.txt").read_text().split("\n")
     assert qrels[:-1] == [
-        f"{r['qid']} 0 {c['passage_id']} 1" for r in records for c in r["positive_ctxs"]
+        line
+        for r in records
+        for line in [
+            *(f"{r['qid']} 0 {c['passage_id']} 1" for c in r["positive_ctxs"]),
+            *(f"{r['qid']} 0 {c['passage_id']} 0" for c in r["negative_ctxs"]),
+        ]
     ]
+    assert (base / "trec/qrels_group.txt").read_text() == (base / "trec/qrels.txt").read_text()
     negatives = (base / "trec/qrels_negatives.txt").read_text().splitlines()
     assert len(negatives) == sum(len(r["negative_ctxs"]) for r in records)
     back = import_questions(base / "released/eval.jsonl", base / "corpus.parquet")
@@ -378,3 +406,38 @@ def test_an_empty_test_split_gives_tables_and_figures_that_say_so(as_written):
     assert "No question is in the test split (evaluation.table_split)" in table2
     assert "No question in the test split" in (base / "figures/mrr_by_type.svg").read_text()
     assert "for 12 of 12 questions" in (base / "report/rankings.html").read_text()
+
+
+def test_pooled_labels_of_a_given_dataset_reach_scores_trec_files_and_exports(as_written, data):
+    """Another run's dataset with pooled labels, run as written: the completed labels score
+    differently from the group labels, the workflow's TREC files score as scores/bm25.parquet
+    under each (ir_measures), and the released export, asked for, carries the pooled labels
+    back and a card that counts them."""
+    flow, result = as_written
+    assert result.returncode == 0, result.stderr[-3000:]
+    base = flow.path("results/given")
+    dataset = pd.read_parquet(data["dataset"])
+    scores = pd.read_parquet(base / "scores/bm25.parquet")
+    scores = scores[scores.query_set == "boolquestions"].set_index(["labels", "qid"])
+    columns = ["MRR@10", "Recall@100", "nDCG@10", "Judged@10"]
+    assert not scores.loc["group", columns].equals(scores.loc["completed", columns])
+    run = list(ir_measures.read_trec_run(str(base / "runs/bm25.trec")))
+    for labels, name in (("completed", "qrels.txt"), ("group", "qrels_group.txt")):
+        qrels = list(ir_measures.read_trec_qrels(str(base / "trec" / name)))
+        measures = [RR @ 10, R @ 100, nDCG @ 10, Judged @ 10]
+        for value in ir_measures.iter_calc(measures, qrels, run):
+            column = {"RR@10": "MRR@10", "R@100": "Recall@100"}.get(str(value.measure))
+            column = column or str(value.measure)
+            assert scores.loc[(labels, value.query_id), column] == pytest.approx(value.value)
+    completed = (base / "trec/qrels.txt").read_text().splitlines()
+    lists = ("positives", "negatives", "pooled_positives", "pooled_negatives")
+    assert len(completed) == sum(dataset[c].map(len).sum() for c in lists)
+
+    flow.run("results/given/released/eval.jsonl")
+    back = import_questions(base / "released/eval.jsonl", base / "corpus.parquet")
+    for column in ("positives", "negatives", "pooled_positives", "pooled_negatives"):
+        assert back[column].map(list).tolist() == dataset[column].map(list).tolist()
+    card = (base / "released/README.md").read_text()
+    n_pooled = sum(len(p) for p in dataset.pooled_positives)
+    assert f"| {n_pooled} | {sum(len(n) for n in dataset.pooled_negatives)} |" in card
+    assert "The questions were imported from" in card

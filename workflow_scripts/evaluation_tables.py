@@ -19,6 +19,7 @@ with script_context(snakemake):
         snakemake.params.split,
         pd.read_parquet(snakemake.input.significance),
         snakemake.params.alpha,
+        pd.read_parquet(snakemake.input.questions),
         {key: snakemake.output[key] for key in ("csv", "md", "tex", "html")},
     )
     write_provenance_table(

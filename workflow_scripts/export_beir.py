@@ -1,7 +1,12 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.generation.steps import beir_step
+from boolbench.generation.dataset import beir_export_step
 from boolbench.workflow import script_context
 
 with script_context(snakemake):
-    beir_step(snakemake.input.kept, snakemake.input.corpus, dict(snakemake.output.items()))
+    beir_export_step(
+        snakemake.input.kept,
+        snakemake.input.corpus,
+        dict(snakemake.output.items()),
+        dict(snakemake.params.card),
+    )

@@ -7,5 +7,6 @@ with script_context(snakemake):
     export_released(
         snakemake.input.questions,
         snakemake.input.corpus,
-        {"eval": snakemake.output.eval, "corpus": snakemake.output.corpus},
+        {key: snakemake.output[key] for key in ("eval", "corpus", "card")},
+        dict(snakemake.params.card),
     )

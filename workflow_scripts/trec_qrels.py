@@ -7,5 +7,5 @@ with script_context(snakemake):
     qrels_step(
         snakemake.input.questions,
         snakemake.input.qrels,
-        {key: snakemake.output[key] for key in ("positives", "negatives", "original")},
+        {key: snakemake.output[key] for key in ("completed", "group", "negatives", "original")},
     )

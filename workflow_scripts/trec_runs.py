@@ -5,7 +5,9 @@ from boolbench.workflow import script_context
 
 with script_context(snakemake):
     trec_runs_step(
-        {"run": snakemake.input.run, "original": snakemake.input.original},
+        snakemake.input.run,
+        snakemake.input.original,
+        snakemake.input.questions,
         {"run": snakemake.output.run, "original": snakemake.output.original},
         tag=snakemake.wildcards.model,
     )

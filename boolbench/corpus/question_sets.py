@@ -4,7 +4,9 @@ or a BEIR folder exported by boolbench; and our dataset written in the released 
 The released layout (Hugging Face `ustc-zhangzm/BoolQuestions`, configs MSMARCO and
 NaturalQuestions, split `eval`): one record per question with `qid`, `question`,
 `question_type` (and / or / not), `positive_ctxs` and `negative_ctxs` (lists of objects with a
-`passage_id`), and, in our exports, `split` (train/test). Read from Parquet (the hub's parquet
+`passage_id`: the group labels), and, in our exports, `split` (train/test) and
+`pooled_positive_ctxs` / `pooled_negative_ctxs` (the pooled judgements, boolbench.labels; both
+optional when read, empty when absent). Read from Parquet (the hub's parquet
 files, or datasets' to_parquet) or JSON (JSON lines as datasets' to_json writes them, or one
 JSON array). The corpus configs (MSMARCO-corpus, NaturalQuestions-corpus) hold `docid`, `doc`
 and, for NQ, `title`: corpus source `boolquestions` (boolbench.corpus.sources).
@@ -15,8 +17,9 @@ Artifacts:
   recorded Boolean expression when the file has one (another boolbench run's dataset), `group`
   the question's row (it only spreads the decomposition over llm.shards jobs).
 - tables/table1.{csv,md,html} of such a corpus: questions, avg_pos, avg_neg per type and split.
-- released/eval.jsonl and released/corpus.jsonl (rule export_released): our dataset in the
-  released layout, for code written for the released files.
+- released/eval.jsonl, released/corpus.jsonl and released/README.md (rule export_released):
+  our dataset in the released layout, for code written for the released files, and its dataset
+  card (boolbench.dataset_card).
 """
 
 from __future__ import annotations
@@ -33,14 +36,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from boolbench.dataset_card import write_card
 from boolbench.errors import InputError, json_problem, located
 from boolbench.generation.dataset import DATASET_COLUMNS, DATASET_SCHEMA, TYPES
 from boolbench.io import atomic_path, write_table_atomic, write_text_atomic
+from boolbench.labels import LABEL_COLUMNS, overlap, with_pooled
 
 log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike
 RELEASED_FIELDS = ("qid", "question", "question_type", "positive_ctxs", "negative_ctxs")
+# Our exports' pooled judgements: field -> dataset column (optional when reading).
+POOLED_FIELDS = {
+    "pooled_positive_ctxs": "pooled_positives",
+    "pooled_negative_ctxs": "pooled_negatives",
+}
 BOOLBENCH_REQUIRED = ("qid", "type", "question", "positives", "negatives")
 SPLITS = ("train", "test")
 MISSING_SHOWN = 5  # passage ids named in the error about passages missing from the corpus
@@ -95,8 +105,9 @@ def _parquet(path: Path) -> pq.ParquetFile:
 
 # ---------------------------------------------------------------------------------------------
 # Reading: every reader returns one row per question with qid, question, type (as written),
-# positives, negatives (lists of pid strings), split (None when the file has none), `at`
-# (the line or row, for error messages), and for boolbench datasets the expression columns.
+# positives, negatives, pooled_positives, pooled_negatives (lists of pid strings), split (None
+# when the file has none), `at` (the line or row, for error messages), and for boolbench
+# datasets the expression columns.
 
 
 def read_questions(path: PathLike) -> pd.DataFrame:
@@ -174,6 +185,10 @@ def _released_frame(path: Path, records: list[tuple[int, object]], kind: str) ->
                 "type": record["question_type"],
                 "positives": _passage_ids(record["positive_ctxs"], "positive_ctxs", fail),
                 "negatives": _passage_ids(record["negative_ctxs"], "negative_ctxs", fail),
+                **{
+                    column: _passage_ids(record.get(field) or [], field, fail)
+                    for field, column in POOLED_FIELDS.items()
+                },
                 "split": record.get("split"),
                 "at": (kind, loc),
             }
@@ -181,7 +196,7 @@ def _released_frame(path: Path, records: list[tuple[int, object]], kind: str) ->
     return pd.DataFrame(rows, columns=[*_RAW_COLUMNS])
 
 
-_RAW_COLUMNS = ("qid", "question", "type", "positives", "negatives", "split", "at")
+_RAW_COLUMNS = ("qid", "question", "type", *LABEL_COLUMNS, "split", "at")
 _EXPRESSION_COLUMNS = (
     "operator", "operand_qids", "operand_texts", "group", "cluster", "prompt_hash", "model"
 )  # fmt: skip
@@ -199,7 +214,8 @@ def _read_boolbench(path: Path) -> pd.DataFrame:
     frame["at"] = [("row", i) for i in range(1, len(frame) + 1)]
     if "kept" in frame:
         frame = frame[frame["kept"].fillna(False).astype(bool)]
-    for column in ("positives", "negatives", "operand_qids", "operand_texts"):
+    frame = with_pooled(frame)
+    for column in (*LABEL_COLUMNS, "operand_qids", "operand_texts"):
         if column in frame:
             # an operand that was never written stays None (the oracle skips such expressions)
             keep_none = column == "operand_texts"
@@ -212,23 +228,29 @@ def _read_boolbench(path: Path) -> pd.DataFrame:
     return frame[[c for c in frame.columns if c in (*_RAW_COLUMNS, *_EXPRESSION_COLUMNS)]]
 
 
+BEIR_SUFFIXES = ("_group", "_negatives")  # qrels/{split}{suffix}.tsv; "" is the completed labels
+
+
 def _read_beir(folder: Path) -> pd.DataFrame:
-    """A BEIR folder as boolbench exports it: queries.jsonl (metadata: type, split) and
-    qrels/{split}.tsv (positives) and qrels/{split}_negatives.tsv (labelled negatives)."""
+    """A BEIR folder as boolbench exports it: queries.jsonl (metadata: type, split) and per
+    split qrels/{split}.tsv (the completed labels: above 0 relevant, 0 judged not relevant),
+    qrels/{split}_group.tsv (the group labels) and qrels/{split}_negatives.tsv (the
+    construction negatives). Without _group files (an export made before pooling, or another
+    BEIR folder) the positives are {split}.tsv's rows above 0, and its rows at 0 that are not
+    construction negatives read as pooled negatives (judged, not relevant)."""
     queries_path = folder / "queries.jsonl"
     if not queries_path.exists():
         raise InputError(located(folder, "a BEIR folder needs queries.jsonl"))
     records, kind = _json_records(queries_path)
-    positives: dict[str, list[str]] = {}
-    negatives: dict[str, list[str]] = {}
+    qrels: dict[str, dict[str, list[tuple[str, int]]]] = {s: {} for s in ("", *BEIR_SUFFIXES)}
     qrel_split: dict[str, str] = {}
-    for qrels in sorted((folder / "qrels").glob("*.tsv")):
-        split = qrels.stem.removesuffix("_negatives")
-        target = negatives if qrels.stem.endswith("_negatives") else positives
-        for qid, pid, score in _beir_qrels(qrels):
-            if score > 0:
-                target.setdefault(qid, []).append(pid)
-                qrel_split.setdefault(qid, split)
+    for path in sorted((folder / "qrels").glob("*.tsv")):
+        suffix = next((x for x in BEIR_SUFFIXES if path.stem.endswith(x)), "")
+        split = path.stem.removesuffix(suffix) if suffix else path.stem
+        for qid, pid, score in _beir_qrels(path):
+            qrels[suffix].setdefault(qid, []).append((pid, score))
+            qrel_split.setdefault(qid, split)
+    has_group = bool(qrels["_group"])
     rows = []
     for loc, record in records:
         fail = _where(queries_path, kind, loc)
@@ -236,13 +258,25 @@ def _read_beir(folder: Path) -> pd.DataFrame:
             raise fail("expected a JSON object with _id and text")
         qid = str(record["_id"])
         metadata = record.get("metadata") or {}
+        completed = qrels[""].get(qid, [])
+        group = qrels["_group"].get(qid, []) if has_group else completed
+        positives = [p for p, score in group if score > 0]
+        negatives = [p for p, score in qrels["_negatives"].get(qid, []) if score > 0]
+        if not negatives and has_group:
+            negatives = [p for p, score in group if score <= 0]
         rows.append(
             {
                 "qid": qid,
                 "question": record["text"],
                 "type": metadata.get("type"),
-                "positives": positives.get(qid, []),
-                "negatives": negatives.get(qid, []),
+                "positives": positives,
+                "negatives": negatives,
+                "pooled_positives": [
+                    p for p, score in completed if score > 0 and p not in set(positives)
+                ],
+                "pooled_negatives": [
+                    p for p, score in completed if score <= 0 and p not in set(negatives)
+                ],
                 "split": metadata.get("split", qrel_split.get(qid)),
                 "at": (kind, loc),
             }
@@ -303,6 +337,9 @@ def _normalise(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
         types.append(kind_name)
         if len(row.positives) == 0:
             raise fail(f"question {row.qid}: no positive passage")
+        problem = overlap(row._asdict())
+        if problem:
+            raise fail(f"question {row.qid}: {problem} (a passage has one label)")
         split = row.split if isinstance(row.split, str) and row.split else None
         if split is not None and split not in SPLITS:
             raise fail(f"question {row.qid}: split {row.split!r} is not train or test")
@@ -329,7 +366,7 @@ def _normalise(path: Path, raw: pd.DataFrame) -> pd.DataFrame:
 def _check_passages(path: Path, frame: pd.DataFrame, corpus_path: PathLike) -> None:
     """Every labelled passage is in the corpus; else one error with the count and a few ids."""
     labelled = pa.array(
-        sorted({p for column in ("positives", "negatives") for ps in frame[column] for p in ps}),
+        sorted({p for column in LABEL_COLUMNS for ps in frame[column] for p in ps}),
         pa.string(),
     )
     corpus_pids = pq.read_table(corpus_path, columns=["pid"]).column("pid")
@@ -340,7 +377,7 @@ def _check_passages(path: Path, frame: pd.DataFrame, corpus_path: PathLike) -> N
     first = next(
         row
         for row in frame.itertuples(index=False)
-        if any(p not in found for p in [*row.positives, *row.negatives])
+        if any(p not in found for column in LABEL_COLUMNS for p in getattr(row, column))
     )
     kind, loc = first.at
     shown = ", ".join(repr(p) for p in missing[:MISSING_SHOWN])
@@ -418,14 +455,19 @@ def question_statistics_step(questions_path: PathLike, out: dict[str, str]) -> N
 
 
 def released_records(questions: pd.DataFrame):
-    """One released-layout record per question (with our split)."""
-    for row in questions.itertuples(index=False):
+    """One released-layout record per question (with our split and the pooled judgements in
+    fields of their own, which code written for the released files ignores)."""
+    for row in with_pooled(questions).itertuples(index=False):
         yield {
             "qid": row.qid,
             "question": row.question,
             "question_type": row.type.lower(),
             "positive_ctxs": [{"passage_id": p} for p in row.positives],
             "negative_ctxs": [{"passage_id": p} for p in row.negatives],
+            **{
+                field: [{"passage_id": p} for p in getattr(row, column)]
+                for field, column in POOLED_FIELDS.items()
+            },
             "split": row.split,
         }
 
@@ -434,11 +476,15 @@ def _json_lines(records) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 
-def export_released(questions_path: PathLike, corpus_path: PathLike, out: dict[str, str]) -> None:
-    """released/eval.jsonl (the questions) and released/corpus.jsonl (docid, doc, and title
-    when the corpus has titles), as datasets' to_json writes them."""
+def export_released(
+    questions_path: PathLike, corpus_path: PathLike, out: dict[str, str], card: dict
+) -> None:
+    """released/eval.jsonl (the questions), released/corpus.jsonl (docid, doc, and title
+    when the corpus has titles), as datasets' to_json writes them, and released/README.md (the
+    dataset card; `card`: the settings of boolbench.dataset_card.write_card)."""
     questions = pd.read_parquet(questions_path)
     write_text_atomic(out["eval"], _json_lines(released_records(questions)))
+    write_card(questions, "released", card, out["card"], corpus_path)
     parquet = pq.ParquetFile(corpus_path)
     titled = pc.any(pc.is_valid(pq.read_table(corpus_path, columns=["title"]).column("title")))
     with_title = bool(titled.as_py())

@@ -3,11 +3,15 @@
 Artifacts:
 - boolquestions_all.parquet: every composed question (AND/OR/NOT) with DATASET_COLUMNS plus
   status, reason, attempts, passes_default, passes_strict, filter_reason, kept, reject_reason.
-- boolquestions.parquet: the kept questions, DATASET_COLUMNS.
+- boolquestions.parquet: the kept questions, DATASET_COLUMNS. `positives`/`negatives` are the
+  group labels, `pooled_positives`/`pooled_negatives` the pooled judgements (boolbench.labels).
 - tables/table1.{csv,md,html}: the paper's Table 1 per type, with generation and filter counts.
 - generation_report.json: drops and fallbacks per step and reason.
-- beir/: corpus.jsonl, queries.jsonl, qrels/{test,train}.tsv (positives) and
-  qrels/{test,train}_negatives.tsv (labelled negatives, score 1).
+- beir/: corpus.jsonl, queries.jsonl (metadata: type, split), qrels/{test,train}.tsv (the
+  completed labels: positives and pooled positives 1, negatives and pooled negatives 0),
+  qrels/{test,train}_group.tsv (the group labels, the paper's protocol: positives 1, negatives
+  0), qrels/{test,train}_negatives.tsv (the construction negatives, score 1) and README.md (the
+  dataset card, boolbench.dataset_card).
 """
 
 from __future__ import annotations
@@ -23,15 +27,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boolbench.constants import TYPES
+from boolbench.dataset_card import write_card
 from boolbench.generation.filtering import verdicts
 from boolbench.io import atomic_path, write_table_atomic, write_text_atomic
+from boolbench.labels import COMPLETED, GROUP, judgements, negative_judgements, with_pooled
 from boolbench.report import html
 
 log = logging.getLogger(__name__)
 
 DATASET_COLUMNS = [
     "qid", "type", "question", "source", "operator", "operand_qids", "operand_texts",
-    "positives", "negatives", "group", "cluster", "split", "prompt_hash", "model",
+    "positives", "negatives", "pooled_positives", "pooled_negatives", "group", "cluster",
+    "split", "prompt_hash", "model",
 ]  # fmt: skip
 _LIST = pa.list_(pa.string())
 DATASET_SCHEMA = pa.schema(
@@ -39,8 +46,9 @@ DATASET_SCHEMA = pa.schema(
         ("qid", pa.string()), ("type", pa.string()), ("question", pa.string()),
         ("source", pa.string()), ("operator", pa.string()), ("operand_qids", _LIST),
         ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST),
-        ("group", pa.int64()), ("cluster", pa.int64()), ("split", pa.string()),
-        ("prompt_hash", pa.string()), ("model", pa.string()),
+        ("pooled_positives", _LIST), ("pooled_negatives", _LIST), ("group", pa.int64()),
+        ("cluster", pa.int64()), ("split", pa.string()), ("prompt_hash", pa.string()),
+        ("model", pa.string()),
     ]
 )  # fmt: skip
 ALL_SCHEMA = DATASET_SCHEMA.append(pa.field("status", pa.string()))
@@ -66,7 +74,7 @@ def assemble(
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(all questions with verdicts and reasons, the kept ones)."""
-    table = questions.merge(verdicts(answers), on="qid", how="left")
+    table = with_pooled(questions.merge(verdicts(answers), on="qid", how="left"))
     table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
     written = table["status"] != "dropped"
     passes = table["passes_strict" if mode == "strict" else "passes_default"]
@@ -202,16 +210,16 @@ def _corpus_lines(corpus_path):
             yield json.dumps({"_id": pid, "title": title or "", "text": text}, ensure_ascii=False)
 
 
-def _qrels_lines(kept: pd.DataFrame, split: str, column: str):
+def _qrels_lines(rows):
     yield "query-id\tcorpus-id\tscore"
-    for row in kept[kept["split"] == split].itertuples():
-        for pid in getattr(row, column):
-            yield f"{row.qid}\t{pid}\t1"
+    for qid, pid, score in rows:
+        yield f"{qid}\t{pid}\t{score}"
 
 
 def export_beir(kept: pd.DataFrame, corpus_path, out: dict[str, str]) -> None:
-    """Write the BEIR files named in `out` (corpus, queries, test, train, test_negatives,
-    train_negatives)."""
+    """Write the BEIR files named in `out` (corpus, queries, and per split test/train the
+    qrels {split}, {split}_group, {split}_negatives)."""
+    kept = with_pooled(kept)
     _write_lines(Path(out["corpus"]), _corpus_lines(corpus_path))
     _write_lines(
         Path(out["queries"]),
@@ -224,5 +232,18 @@ def export_beir(kept: pd.DataFrame, corpus_path, out: dict[str, str]) -> None:
         ),
     )
     for split in ("test", "train"):
-        _write_lines(Path(out[split]), _qrels_lines(kept, split, "positives"))
-        _write_lines(Path(out[f"{split}_negatives"]), _qrels_lines(kept, split, "negatives"))
+        part = kept[kept["split"] == split]
+        for suffix, rows in (
+            ("", judgements(part, COMPLETED)),
+            ("_group", judgements(part, GROUP)),
+            ("_negatives", negative_judgements(part)),
+        ):
+            _write_lines(Path(out[f"{split}{suffix}"]), _qrels_lines(rows))
+
+
+def beir_export_step(kept_path, corpus_path, out: dict[str, str], card: dict) -> None:
+    """beir/: the BEIR files of export_beir and README.md, the dataset card (`card`: the
+    settings of boolbench.dataset_card.write_card)."""
+    kept = pd.read_parquet(kept_path)
+    export_beir(kept, corpus_path, out)
+    write_card(kept, "beir", card, out["card"], corpus_path)

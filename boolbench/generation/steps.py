@@ -170,10 +170,6 @@ def statistics_step(
     write_text_atomic(report_out, json.dumps(report, indent=2, sort_keys=True) + "\n")
 
 
-def beir_step(kept: PathLike, corpus: PathLike, out: dict[str, str]) -> None:
-    dataset.export_beir(pd.read_parquet(kept), corpus, out)
-
-
 # ---------------------------------------------------------------------------------------------
 # Gathering the shards of an LLM stage
 

@@ -2,6 +2,7 @@
 
 Artifacts: figures/{figure}.png and .svg, for each name of FIGURES. The plotting functions take
 DataFrames (the workflow's artifacts, read by `figure_step`) and return a matplotlib Figure.
+The retrieval figures show metrics under the completed labels (boolbench.labels).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pandas as pd
 
 from boolbench.constants import TYPES
 from boolbench.io import write_bytes_atomic
+from boolbench.labels import COMPLETED
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -75,9 +77,10 @@ FIGURES = {
 
 
 def _metric(metrics: pd.DataFrame, metric: str, split: str) -> pd.DataFrame:
-    """model x type table of one BoolQuestions metric in percent."""
+    """model x type table of one BoolQuestions metric in percent, under the completed labels."""
     rows = metrics[
         (metrics["query_set"] == "boolquestions")
+        & (metrics["labels"] == COMPLETED)
         & (metrics["split"] == split)
         & (metrics["metric"] == metric)
     ]
@@ -95,7 +98,7 @@ def mrr_by_type(metrics: pd.DataFrame, models: list[str], split: str) -> Figure:
     ax.set_xticks(x, values.columns)
     ax.set_ylabel("MRR@10 (%)")
     ax.set_ylim(0, 100)
-    ax.set_title(f"MRR@10 per question type ({split} split)")
+    ax.set_title(f"MRR@10 per question type ({split} split, completed labels)")
     _say_if_empty(ax, values, split)
     _legend_below(ax, len(models))
     ax.grid(axis="y", alpha=0.3)
@@ -123,7 +126,7 @@ def negrecall_vs_mrr(metrics: pd.DataFrame, models: list[str], split: str) -> Fi
     ax.set_ylabel("NegRecall@10 (%)  (lower is better)")
     ax.set_xlim(-2, 102)
     ax.set_ylim(-2, 102)
-    ax.set_title(f"Excluded passages retrieved ({split} split)")
+    ax.set_title(f"Excluded passages retrieved ({split} split, completed labels)")
     _say_if_empty(ax, mrr.reindex(index=models), split)
     ax.legend(fontsize="small", loc="upper left")
     ax.grid(alpha=0.3)

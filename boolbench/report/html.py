@@ -25,6 +25,7 @@ pre { background: #f7f7f7; padding: 0.8em; border: 1px solid #ddd; overflow-x: a
 .passage { color: #444; }
 .rejected { color: #a33; }
 .kept { color: #262; }
+.pooled { font-style: italic; }
 """
 
 

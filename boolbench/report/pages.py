@@ -5,6 +5,8 @@ Artifacts:
 - tables/llm_accounting.csv and .html: ACCOUNTING_COLUMNS, one row per LLM job and a total.
 - report/examples.html: kept and rejected questions per type with shortened passages.
 - report/config.yaml and .html: the validated config (defaults filled) for one corpus.
+- report/rankings.html: per question, each model's top 10 with the group labels and the pooled
+  judgements marked apart.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import yaml
 from boolbench.constants import TYPES
 from boolbench.errors import BoolbenchError
 from boolbench.io import write_text_atomic
+from boolbench.labels import with_pooled
 from boolbench.report import html
 from boolbench.report.html import escape
 
@@ -227,11 +230,13 @@ def write_config(config: dict, yaml_out: PathLike, html_out: PathLike) -> None:
 
 
 def ranking_rows(questions: pd.DataFrame, runs: dict[str, pd.DataFrame], top: int) -> pd.DataFrame:
-    """Per question: for each model, the rank of its best positive and of its best negative in
-    the run (NaN when not retrieved), and whether a negative ranks above every positive."""
+    """Per question: how many models rank a (construction) negative above every relevant
+    passage under the completed labels (positives and pooled positives), within the top `top`."""
+    questions = with_pooled(questions)
     rows = []
     for q in questions.itertuples():
-        positives, negatives = set(q.positives), set(q.negatives)
+        positives = {*q.positives, *q.pooled_positives}
+        negatives = set(q.negatives)
         row = {"qid": q.qid, "inversions": 0}
         for run in runs.values():
             ranked = run.get(q.qid)
@@ -245,6 +250,16 @@ def ranking_rows(questions: pd.DataFrame, runs: dict[str, pd.DataFrame], top: in
     return pd.DataFrame(rows, columns=["qid", "inversions"])
 
 
+# The mark and CSS classes of each label list on the rankings page: group labels plain, pooled
+# judgements in italics with a "p".
+RANKING_MARKS = {
+    "positives": ("+", "kept"),
+    "negatives": ("-", "rejected"),
+    "pooled_positives": ("p+", "kept pooled"),
+    "pooled_negatives": ("p-", "rejected pooled"),
+}
+
+
 def write_rankings(
     questions_path: PathLike,
     corpus_path: PathLike,
@@ -253,13 +268,16 @@ def write_rankings(
     max_questions: int,
     html_out: PathLike,
 ) -> None:
-    """report/rankings.html: each question with every model's top `top`, positives and
-    negatives marked; NOT questions whose excluded passage outranks every positive come first."""
-    questions = pd.read_parquet(questions_path)
+    """report/rankings.html: each question with every model's top `top`, group positives and
+    negatives marked apart from the pooled judgements; NOT questions whose excluded passage
+    outranks every relevant passage come first. Runs are read for the dataset's questions
+    only."""
+    questions = with_pooled(pd.read_parquet(questions_path))
+    qids = set(questions["qid"])
     runs = {}
     for model, path in run_paths.items():
         run = pd.read_parquet(path)
-        run = run[run["rank"] <= top]
+        run = run[(run["rank"] <= top) & run["qid"].isin(qids)]
         runs[model] = {qid: part.sort_values("rank") for qid, part in run.groupby("qid")}
     order = ranking_rows(questions, runs, top)
     questions = questions.merge(order, on="qid")
@@ -272,23 +290,18 @@ def write_rankings(
     pids = sorted({p for parts in runs.values() for part in parts.values() for p in part["pid"]})
     corpus = passages_of(corpus_path, pids)
 
-    def cell(pid: str, positives: set, negatives: set) -> str:
+    def cell(pid: str, label_of: dict[str, str]) -> str:
         title = corpus["title"].get(pid) if pid in corpus.index else None
         text = str(corpus["text"].get(pid, ""))
         name = escape(str(title) if isinstance(title, str) and title else shorten(text, 6))
-        mark, css = (
-            ("+", "kept")
-            if pid in positives
-            else ("-", "rejected")
-            if pid in negatives
-            else ("", "")
-        )
-        label = f'<span class="{css}"><b>{mark} {name}</b></span>' if mark else name
-        return f'<span title="{escape(shorten(text, 60))}">{label}</span>'
+        if pid in label_of:
+            mark, css = RANKING_MARKS[label_of[pid]]
+            name = f'<span class="{css}"><b>{mark} {name}</b></span>'
+        return f'<span title="{escape(shorten(text, 60))}">{name}</span>'
 
     sections = []
     for q in shown.itertuples():
-        positives, negatives = set(q.positives), set(q.negatives)
+        label_of = {pid: column for column in RANKING_MARKS for pid in getattr(q, column)}
         body = []
         for rank in range(1, top + 1):
             cells = [str(rank)]
@@ -296,13 +309,11 @@ def write_rankings(
                 part = runs[model].get(q.qid)
                 hit = part[part["rank"] == rank] if part is not None else part
                 cells.append(
-                    cell(hit["pid"].iloc[0], positives, negatives)
-                    if hit is not None and len(hit)
-                    else ""
+                    cell(hit["pid"].iloc[0], label_of) if hit is not None and len(hit) else ""
                 )
             body.append(cells)
         flag = (
-            f' &middot; <span class="rejected">a negative above every positive for '
+            f' &middot; <span class="rejected">a negative above every relevant passage for '
             f"{q.inversions} of {len(runs)} models</span>"
             if q.inversions
             else ""
@@ -315,10 +326,12 @@ def write_rankings(
     is_not = questions["type"] == "NOT"
     not_inverted = int((is_not & (questions["inversions"] > 0)).sum())
     notes = [
-        f"Each model's top {top} for {len(shown)} of {len(questions)} questions; '+' marks a "
-        "positive passage, '-' a negative one (hover for the passage). NOT questions whose "
-        "excluded (negative) passage ranks above every positive come first: "
-        f"{not_inverted} of {int(is_not.sum())} NOT questions for at "
-        "least one model.",
+        f"Each model's top {top} for {len(shown)} of {len(questions)} questions (hover for the "
+        "passage). Group labels: '+' a positive, '-' a negative (the construction's: for NOT "
+        "the excluded passage). Pooled judgements, in italics: 'p+' a pooled passage the judge "
+        "found relevant, 'p-' one it found not relevant. Unmarked passages are unjudged. NOT "
+        "questions whose excluded (negative) passage ranks above every relevant passage "
+        "(positives and pooled positives) come first: "
+        f"{not_inverted} of {int(is_not.sum())} NOT questions for at least one model.",
     ]
     html.write_page(html_out, "Rankings per question", html.notes(notes) + "\n".join(sections))

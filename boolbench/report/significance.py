@@ -6,9 +6,12 @@ random; all 2^n flips are enumerated when there are fewer than the resamples ask
 small cases are exact. p-values are then Holm-Bonferroni corrected over all model pairs of one
 column (one family per column).
 
+The tests compare per-question MRR@10 under the completed labels (SIGNIFICANCE_LABELS,
+boolbench.labels): Table 2's daggers sit on its completed-label columns.
+
 Artifacts: tables/significance.html (every pair, per column) and significance.parquet:
-SIGNIFICANCE_COLUMNS, one row per (column, model pair):
-query_set, type, split, metric, model_a, model_b, n_queries, mean_a, mean_b, p_value, p_holm.
+SIGNIFICANCE_COLUMNS, one row per (column, model pair): query_set, labels (completed), type,
+split, metric, model_a, model_b, n_queries, mean_a, mean_b, p_value, p_holm.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import pandas as pd
 import pyarrow as pa
 
 from boolbench.io import write_table_atomic
+from boolbench.labels import COMPLETED
 from boolbench.report import html
 
 PathLike = str | os.PathLike
 
 SIGNIFICANCE_COLUMNS = [
     "query_set",
+    "labels",
     "type",
     "split",
     "metric",
@@ -40,6 +45,7 @@ SIGNIFICANCE_COLUMNS = [
 ]
 TEST_NAME = "two-sided paired randomisation test (Fisher)"
 CORRECTION_NAME = "Holm-Bonferroni over all model pairs of a column"
+SIGNIFICANCE_LABELS = COMPLETED  # the label set the tests score questions with
 # Sign flips evaluated at once: bounds memory to BATCH x questions floats.
 BATCH = 1000
 
@@ -94,10 +100,12 @@ def pairwise_tests(
     resamples: int = 10_000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Every pair of `models` on every (query_set, type, split) column of per-query scores.
+    """Every pair of `models` on every (query_set, type, split) column of per-query scores,
+    under the completed labels.
 
     `scores` has the columns of scores/{model}.parquet; pairs are matched by qid."""
     rows = []
+    scores = scores[scores["labels"] == SIGNIFICANCE_LABELS]
     for query_set, kind, split in columns:
         part = scores[scores["query_set"] == query_set]
         if kind != "ALL":
@@ -114,6 +122,7 @@ def pairwise_tests(
             family.append(
                 {
                     "query_set": query_set,
+                    "labels": SIGNIFICANCE_LABELS,
                     "type": kind,
                     "split": split,
                     "metric": metric,
@@ -173,7 +182,8 @@ def significance_step(
     parquet_out: PathLike,
     html_out: PathLike,
 ) -> None:
-    """significance.parquet and tables/significance.html for Table 2's MRR@10 columns."""
+    """significance.parquet and tables/significance.html for Table 2's MRR@10 columns (under the
+    completed labels)."""
     scores = pd.concat([pd.read_parquet(p) for p in score_paths], ignore_index=True)
     tests = pairwise_tests(scores, table2_columns(split), models, "MRR@10", resamples, seed)
     write_table_atomic(pa.Table.from_pandas(tests, preserve_index=False), parquet_out)
@@ -199,10 +209,12 @@ def write_significance_page(
             for r in part.itertuples()
         ]
         headers = ["model A", "model B", "questions", "MRR@10 A", "MRR@10 B", "p", "p (Holm)"]
-        sections.append(html.table(headers, rows, f"MRR@10, {label}", text_columns=(0, 1)))
+        caption = f"MRR@10 ({SIGNIFICANCE_LABELS} labels), {label}"
+        sections.append(html.table(headers, rows, caption, text_columns=(0, 1)))
     legend = (
-        f"Test: {TEST_NAME} on per-question MRR@10 ({resamples} random sign flips, or all of them "
-        f"when fewer), {CORRECTION_NAME}; corrected p < {alpha:g} in bold."
+        f"Test: {TEST_NAME} on per-question MRR@10 under the {SIGNIFICANCE_LABELS} labels "
+        f"({resamples} random sign flips, or all of them when fewer), {CORRECTION_NAME}; "
+        f"corrected p < {alpha:g} in bold."
     )
     html.write_page(path, "Paired significance tests", html.notes([legend]) + "\n".join(sections))
 

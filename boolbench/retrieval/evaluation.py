@@ -1,38 +1,54 @@
 """Scoring runs against BoolQuestions and the original qrels; metrics.parquet and Table 2.
 
+Questions are scored under both label sets of boolbench.labels: `group` (the paper's
+protocol) and `completed` (with the pooled judgements); only the questions of
+boolquestions.parquet (the kept ones) are scored, whatever else a run holds.
+
 Artifacts:
-- scores/{model}.parquet: one row per query, SCORES_COLUMNS: model, query_set ("boolquestions"
-  or "original"), qid, type (AND/OR/NOT, or ALL for original queries), split (train/test, or
-  all for original queries), and the per-query metrics of boolbench.retrieval.metrics: METRICS, then
-  Recall@k% per percent of evaluation.document_recall (NaN for queries without a document scope).
-- metrics.parquet: METRICS_COLUMNS: model, query_set, split (all/train/test), type
+- scores/{model}.parquet: one row per query and label set, SCORES_COLUMNS: model, query_set
+  ("boolquestions" or "original"), labels ("group" or "completed"; an original query has one
+  set of qrels, so its two rows are equal), qid, type (AND/OR/NOT, or ALL for original
+  queries), split (train/test, or all for original queries), and the per-query metrics of
+  boolbench.retrieval.metrics: METRICS (MRR@10, NegRecall@10 on the construction negatives,
+  the same under both label sets, Recall@100, nDCG@10, Judged@10), then Recall@k% per percent
+  of evaluation.document_recall (NaN for queries without a document scope; the scope follows
+  the label set's relevant passages).
+- metrics.parquet: METRICS_COLUMNS: model, query_set, labels, split (all/train/test), type
   (ALL/AND/OR/NOT), metric, value (mean over the queries where the metric is defined; NaN if
   none), n_queries (how many that is: for NegRecall@10, the questions with a negative; for
-  Recall@k%, the queries with a document scope).
-  ALL pools every question of the split; it is not the mean of the three type means.
-- tables/table2.{csv,md,tex,html}: the paper's Table 2 (values in percent), one row per model.
+  Judged@10, those the model retrieved anything for; for Recall@k%, the queries with a
+  document scope). ALL pools every question of the split; it is not the mean of the three
+  type means.
+- tables/table2.{csv,md,tex,html}: the paper's Table 2 (values in percent), one row per model:
+  MRR@10 under the group and under the completed labels side by side, NegRecall@10, and
+  Judged@10 under both label sets (TABLE2_COLUMNS); the notes say what each block means and how
+  many labels of each kind there are.
 - tables/document_recall.{csv,md,html}: Recall@k% (the DRC paper's document-scoped recall) per
-  model for BoolQuestions ALL/AND/OR/NOT and the original queries, in percent; a one-line note
-  instead when no query has a document scope.
+  model for BoolQuestions ALL/AND/OR/NOT (completed labels) and the original queries, in
+  percent; a one-line note instead when no query has a document scope.
 """
 
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from boolbench import labels as label_sets
 from boolbench.constants import TYPES
 from boolbench.io import write_table_atomic, write_text_atomic
+from boolbench.labels import COMPLETED, GROUP, LABEL_SET_NOTES, LABEL_SETS, counts_sentence
 from boolbench.report import html
-from boolbench.report.significance import CORRECTION_NAME, TEST_NAME, beats_row_above
-from boolbench.retrieval.document_scope import (
-    document_scope,
-    relevant_of_qrels,
-    relevant_of_questions,
+from boolbench.report.significance import (
+    CORRECTION_NAME,
+    SIGNIFICANCE_LABELS,
+    TEST_NAME,
+    beats_row_above,
 )
+from boolbench.retrieval.document_scope import document_scope, relevant_of_qrels
 from boolbench.retrieval.metrics import (
     METRICS,
     document_recall_name,
@@ -44,8 +60,10 @@ from boolbench.retrieval.provenance import as_metadata
 from boolbench.retrieval.runs import read_run
 
 SPLITS = ("all", "train", "test")
-SCORES_COLUMNS = ["model", "query_set", "qid", "type", "split", *METRICS]
-METRICS_COLUMNS = ["model", "query_set", "split", "type", "metric", "value", "n_queries"]
+SCORES_COLUMNS = ["model", "query_set", "labels", "qid", "type", "split", *METRICS]
+METRICS_COLUMNS = [
+    "model", "query_set", "labels", "split", "type", "metric", "value", "n_queries"
+]  # fmt: skip
 
 
 def score_model(
@@ -60,38 +78,43 @@ def score_model(
     percents: list[float],
     min_document_passages: int,
 ) -> pd.DataFrame:
-    """Per-query metrics of one model on the BoolQuestions questions and the original queries,
-    with Recall@k% from its document-scoped runs."""
-    bool_scores = question_scores(read_run(run_path), questions)
+    """Per-query metrics of one model on the BoolQuestions questions (under each label set) and
+    the original queries, with Recall@k% from its document-scoped runs."""
+    run, document_run = read_run(run_path), read_run(document_run_path)
+
+    def with_document_recall(scores: pd.DataFrame, relevant: dict, doc_run) -> pd.DataFrame:
+        # Queries without a relevant passage are not in `relevant`; the merge gives them NaN.
+        scope = document_scope(corpus_path, relevant, min_document_passages)
+        recall = per_query_document_recall(doc_run, relevant, scope.sizes(), percents)
+        return scores.merge(recall, on="qid", how="left")
 
     gains: dict[str, dict[str, float]] = {}
     for qid, pid, relevance in original_qrels[["qid", "pid", "relevance"]].itertuples(index=False):
         gains.setdefault(qid, {})[pid] = float(relevance)
     original = per_query(read_run(original_run_path), gains)
     original = original.assign(type="ALL", split="all", query_set="original")
-
+    original = with_document_recall(
+        original, relevant_of_qrels(original_qrels), read_run(original_document_run_path)
+    )
     parts = []
-    for frame, relevant, path in (
-        (bool_scores, relevant_of_questions(questions), document_run_path),
-        (original, relevant_of_qrels(original_qrels), original_document_run_path),
-    ):
-        # Queries without a relevant passage are not in `relevant`; the merge gives them NaN.
-        scope = document_scope(corpus_path, relevant, min_document_passages)
-        recall = per_query_document_recall(read_run(path), relevant, scope.sizes(), percents)
-        parts.append(frame.merge(recall, on="qid", how="left"))
+    for labels in LABEL_SETS:
+        relevant = {q: set(p) for q, p in label_sets.relevant(questions, labels).items()}
+        scores = question_scores(run, questions, labels)
+        parts.append(with_document_recall(scores, relevant, document_run))
+    parts += [original.assign(labels=labels) for labels in LABEL_SETS]
     columns = [*SCORES_COLUMNS, *(document_recall_name(p) for p in percents)]
     return pd.concat(parts, ignore_index=True).assign(model=model)[columns]
 
 
-def question_scores(run: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
-    """Per-question metrics of a run on BoolQuestions questions (with their type and split)."""
-    positives = {
-        q: dict.fromkeys(p, 1.0) for q, p in zip(questions.qid, questions.positives, strict=True)
-    }
+def question_scores(
+    run: pd.DataFrame, questions: pd.DataFrame, labels: str = COMPLETED
+) -> pd.DataFrame:
+    """Per-question metrics of a run on BoolQuestions questions (with their type and split)
+    under one label set; the run's other queries are ignored."""
     negatives = {q: set(n) for q, n in zip(questions.qid, questions.negatives, strict=True)}
-    scores = per_query(run, positives, negatives)
+    scores = per_query(run, label_sets.gains(questions, labels), negatives)
     scores = scores.merge(questions[["qid", "type", "split"]], on="qid")
-    return scores.assign(query_set="boolquestions")
+    return scores.assign(query_set="boolquestions", labels=labels)
 
 
 def metric_columns(scores: pd.DataFrame) -> list[str]:
@@ -103,7 +126,8 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
     """metrics.parquet rows from per-query scores of any number of models."""
     metrics = metric_columns(scores)
     rows = []
-    for (model, query_set), frame in scores.groupby(["model", "query_set"], sort=False):
+    keys = ["model", "query_set", "labels"]
+    for (model, query_set, labels), frame in scores.groupby(keys, sort=False):
         if query_set == "original":
             groups = [("all", "ALL", frame)]
         else:
@@ -117,7 +141,7 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
             for metric in metrics:
                 values = part[metric].dropna()
                 value = float(values.mean()) if len(values) else np.nan
-                rows.append([model, query_set, split, kind, metric, value, len(values)])
+                rows.append([model, query_set, labels, split, kind, metric, value, len(values)])
     return pd.DataFrame(rows, columns=METRICS_COLUMNS)
 
 
@@ -129,31 +153,70 @@ def _select(frame: pd.DataFrame, split: str, kind: str) -> pd.DataFrame:
     return frame
 
 
-# Table 2 columns: (header, query_set, type, metric, higher is better)
+class Column(NamedTuple):
+    """One column of a metric table: where its values come from in metrics.parquet."""
+
+    header: str
+    query_set: str
+    labels: str
+    type: str
+    metric: str
+    higher: bool | None  # higher is better; None: not ranked (no bold, no arrow)
+
+
+def type_columns(prefix: str, labels: str, metric: str, higher: bool | None) -> list[Column]:
+    """`prefix` ALL/AND/OR/NOT: one BoolQuestions metric per type."""
+    return [
+        Column(f"{prefix} {kind}", "boolquestions", labels, kind, metric, higher)
+        for kind in ("ALL", *TYPES)
+    ]
+
+
 TABLE2_COLUMNS = [
-    ("MRR@10 original", "original", "ALL", "MRR@10", True),
-    *[(f"BDR MRR@10 {t}", "boolquestions", t, "MRR@10", True) for t in ("ALL", *TYPES)],
-    *[(f"BDR NegRecall@10 {t}", "boolquestions", t, "NegRecall@10", False)
-      for t in ("ALL", *TYPES)],
-]  # fmt: skip
+    Column("MRR@10 original", "original", COMPLETED, "ALL", "MRR@10", True),
+    *type_columns("Group MRR@10", GROUP, "MRR@10", True),
+    *type_columns("Completed MRR@10", COMPLETED, "MRR@10", True),
+    *type_columns("NegRecall@10", COMPLETED, "NegRecall@10", False),
+    *type_columns("Group Judged@10", GROUP, "Judged@10", None),
+    *type_columns("Completed Judged@10", COMPLETED, "Judged@10", None),
+]
 
 
-TABLE2_LEGEND = "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold."
+TABLE2_LEGEND = (
+    "MRR@10: higher is better; NegRecall@10: lower is better; best per column in bold. "
+    "Judged@10 is not ranked: it says how much of a model's top 10 the labels can score."
+)
+
+
+def labels_notes(questions: pd.DataFrame) -> list[str]:
+    """What the label-set blocks of a table mean, and how many labels of each kind there are."""
+    return [
+        f"{_sentence(LABEL_SET_NOTES[GROUP])}. {_sentence(LABEL_SET_NOTES[COMPLETED])}. "
+        "NegRecall@10 counts the construction negatives (the group's negatives), the same under "
+        "both label sets. Judged@10: share of a model's top 10 that is judged under the block's "
+        "labels.",
+        counts_sentence(questions),
+    ]
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def metric_table(
-    metrics: pd.DataFrame, models: list[str], split: str, columns: list[tuple] = TABLE2_COLUMNS
+    metrics: pd.DataFrame, models: list[str], split: str, columns: list[Column] = TABLE2_COLUMNS
 ) -> pd.DataFrame:
     """A table in percent, one row per model in `models` order; NaN where undefined."""
     table = pd.DataFrame({"model": models})
-    for header, query_set, kind, metric, _ in columns:
+    for column in columns:
         wanted = metrics[
-            (metrics["query_set"] == query_set)
-            & (metrics["split"] == ("all" if query_set == "original" else split))
-            & (metrics["type"] == kind)
-            & (metrics["metric"] == metric)
+            (metrics["query_set"] == column.query_set)
+            & (metrics["labels"] == column.labels)
+            & (metrics["split"] == ("all" if column.query_set == "original" else split))
+            & (metrics["type"] == column.type)
+            & (metrics["metric"] == column.metric)
         ].set_index("model")["value"]
-        table[header] = [100 * wanted.get(m, np.nan) for m in models]
+        table[column.header] = [100 * wanted.get(m, np.nan) for m in models]
     return table
 
 
@@ -162,14 +225,15 @@ def table2(metrics: pd.DataFrame, models: list[str], split: str = "all") -> pd.D
     return metric_table(metrics, models, split, TABLE2_COLUMNS)
 
 
-def best_marks(table: pd.DataFrame, columns: list[tuple] = TABLE2_COLUMNS) -> pd.DataFrame:
-    """True where a value is the best of its column (highest MRR, lowest NegRecall; ties all)."""
+def best_marks(table: pd.DataFrame, columns: list[Column] = TABLE2_COLUMNS) -> pd.DataFrame:
+    """True where a value is the best of its column (highest MRR, lowest NegRecall; ties all);
+    never in a column that is not ranked."""
     marks = pd.DataFrame(False, index=table.index, columns=table.columns)
-    for header, *_, higher in columns:
-        values = table[header].round(2)
-        if values.notna().any():
-            best = values.max() if higher else values.min()
-            marks[header] = values == best
+    for column in columns:
+        values = table[column.header].round(2)
+        if column.higher is not None and values.notna().any():
+            best = values.max() if column.higher else values.min()
+            marks[column.header] = values == best
     return marks
 
 
@@ -182,8 +246,9 @@ def counts_line(
 ) -> str:
     """How many queries each column averages over, and why the question columns are empty
     when no question is in the split (`key`: the setting that chose it)."""
-    # Counts do not depend on the model: the first one's hold (none when nothing was scored).
-    rows = metrics[metrics["model"] == metrics["model"].iloc[0]] if len(metrics) else metrics
+    # Counts depend on neither the model nor the label set: the first model's, completed.
+    rows = metrics[metrics["labels"] == COMPLETED]
+    rows = rows[rows["model"] == rows["model"].iloc[0]] if len(rows) else rows
 
     def n(query_set: str, split: str, kind: str, metric: str) -> int:
         match = rows[
@@ -208,33 +273,44 @@ def counts_line(
     return line
 
 
+def of_split(questions: pd.DataFrame, split: str) -> pd.DataFrame:
+    """The questions of `split` (all: every one)."""
+    return questions if split == "all" else questions[questions["split"] == split]
+
+
 def write_tables(
     metrics: pd.DataFrame,
     models: list[str],
     split: str,
     tests: pd.DataFrame,
     alpha: float,
+    questions: pd.DataFrame,
     out: dict[str, str],
 ) -> None:
     """tables/table2.{csv,md,tex,html}: best value per column in bold, and a dagger where a
-    model's MRR@10 beats the row above at Holm-corrected p < alpha (`tests`: significance)."""
+    model's MRR@10 under the completed labels (and on the original queries) beats the row
+    above at Holm-corrected p < alpha (`tests`: significance); `questions`: the dataset, for
+    the label counts."""
     table = table2(metrics, models, split)
     daggers = pd.DataFrame(False, index=table.index, columns=table.columns)
-    for header, query_set, kind, metric, _ in TABLE2_COLUMNS:
-        if metric == "MRR@10":
-            column_split = "all" if query_set == "original" else split
-            daggers[header] = beats_row_above(tests, models, query_set, kind, column_split, alpha)
+    for column in TABLE2_COLUMNS:
+        if column.metric == "MRR@10" and column.labels == SIGNIFICANCE_LABELS:
+            column_split = "all" if column.query_set == "original" else split
+            daggers[column.header] = beats_row_above(
+                tests, models, column.query_set, column.type, column_split, alpha
+            )
     notes = [
+        *labels_notes(of_split(questions, split)),
         counts_line(metrics, split),
         f"\N{DAGGER}: MRR@10 higher than the row above at p < {alpha:g} ({TEST_NAME} on "
-        f"per-question MRR@10, {CORRECTION_NAME}).",
+        f"per-question MRR@10 under the {SIGNIFICANCE_LABELS} labels, {CORRECTION_NAME}).",
     ]
     write_table_files(table, TABLE2_COLUMNS, notes, out, "Table 2: retrieval", daggers)
 
 
 def write_table_files(
     table: pd.DataFrame,
-    columns: list[tuple],
+    columns: list[Column],
     notes: list[str],
     out: dict[str, str],
     title: str,
@@ -255,7 +331,7 @@ def write_table_files(
         text = f"{value:.2f}" + (dagger if daggers.at[row, header] else "")
         return f"{bold[0]}{text}{bold[1]}" if marks.at[row, header] else text
 
-    headers = [h for h, *_ in columns]
+    headers = [column.header for column in columns]
     lines = html.markdown_table(
         ["Model", *headers],
         [
@@ -275,18 +351,18 @@ def write_table_files(
     if "tex" not in out:
         return
 
-    # Column groups share a header prefix ("BDR MRR@10"); the last word goes in the second row.
+    # Column groups share a header prefix ("Group MRR@10"); the last word goes in the second row.
     groups: list[list] = []
-    for header, *_, higher in columns:
-        prefix, _, last = header.rpartition(" ")
+    for column in columns:
+        prefix, _, last = column.header.rpartition(" ")
         if groups and groups[-1][0] == prefix:
             groups[-1][1].append(last)
         else:
-            groups.append([prefix, [last], higher])
+            groups.append([prefix, [last], column.higher])
     top, rules, start = [], [], 2
     for prefix, lasts, higher in groups:
-        arrow = r"$\uparrow$" if higher else r"$\downarrow$"
-        top.append(rf"\multicolumn{{{len(lasts)}}}{{c}}{{{prefix} {arrow}}}")
+        arrow = {True: r" $\uparrow$", False: r" $\downarrow$", None: ""}[higher]
+        top.append(rf"\multicolumn{{{len(lasts)}}}{{c}}{{{prefix}{arrow}}}")
         rules.append(rf"\cmidrule(lr){{{start}-{start + len(lasts) - 1}}}")
         start += len(lasts)
     tex = [
@@ -305,14 +381,14 @@ def write_table_files(
     write_text_atomic(out["tex"], "\n".join(tex))
 
 
-def document_recall_columns(percents: list[float]) -> list[tuple]:
-    """The document recall table's columns: per percent, BoolQuestions ALL/AND/OR/NOT and the
-    original queries (the format of TABLE2_COLUMNS)."""
+def document_recall_columns(percents: list[float]) -> list[Column]:
+    """The document recall table's columns: per percent, BoolQuestions ALL/AND/OR/NOT (completed
+    labels) and the original queries."""
     columns = []
     for percent in percents:
         name = document_recall_name(percent)
-        columns += [(f"{name} {t}", "boolquestions", t, name, True) for t in ("ALL", *TYPES)]
-        columns.append((f"{name} original", "original", "ALL", name, True))
+        columns += type_columns(name, COMPLETED, name, True)
+        columns.append(Column(f"{name} original", "original", COMPLETED, "ALL", name, True))
     return columns
 
 
@@ -327,7 +403,9 @@ def write_document_recall_table(
     """tables/document_recall.{csv,md,html}: Recall@k% in percent, best per column in bold, and
     how many queries each column averages over; one line instead when no query is scoped."""
     rows = metrics[
-        (metrics["model"] == models[0]) & (metrics["metric"] == document_recall_name(percents[0]))
+        (metrics["model"] == models[0])
+        & (metrics["labels"] == COMPLETED)
+        & (metrics["metric"] == document_recall_name(percents[0]))
     ]
 
     def n(query_set: str, kind: str, column_split: str) -> int:
@@ -355,9 +433,10 @@ def write_document_recall_table(
     columns = document_recall_columns(percents)
     table = metric_table(metrics, models, split, columns)
     legend = (
-        "Recall@k%: share of the relevant passages in the top k% (ceil, at least 1) of the "
-        "passages of the query's document, each document ranked on its own; higher is better; "
-        "best per column in bold."
+        "Recall@k%: share of the relevant passages (BoolQuestions: under the completed labels, "
+        "positives and pooled positives) in the top k% (ceil, at least 1) of the passages of the "
+        "query's document, each document ranked on its own; higher is better; best per column "
+        "in bold."
     )
     notes = [
         f"Queries with {scoped} passages ({split} split): "

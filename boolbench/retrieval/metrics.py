@@ -5,8 +5,13 @@
   defined only for questions with at least one negative.
 - Recall@100: share of the positives in the top 100.
 - nDCG@10: sum of gain / log2(rank + 1) over the top 10, divided by the ideal; gains are the
-  qrels' relevance (1 for BoolQuestions positives), as trec_eval computes it.
-A query absent from the run scores 0 on MRR, recall and nDCG (nothing was retrieved).
+  qrels' relevance (1 for BoolQuestions' relevant passages), as trec_eval computes it.
+- Judged@10: share of the top 10 (of the retrieved passages when fewer) that is judged, i.e.
+  in the query's gains at any relevance, 0 included (ir_measures' Judged@10); NaN when nothing
+  was retrieved. How much of what a model ranks first its labels can score.
+Relevant passages are those with gain > 0; a passage in the gains at gain 0 is judged not
+relevant (boolbench.labels). A query absent from the run scores 0 on MRR, recall and nDCG
+(nothing was retrieved).
 
 Document-scoped recall (the DRC paper's section 5.3), from a run that ranks only the passages
 of the query's document (boolbench.retrieval.document_scope):
@@ -22,7 +27,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-METRICS = ("MRR@10", "NegRecall@10", "Recall@100", "nDCG@10")
+METRICS = ("MRR@10", "NegRecall@10", "Recall@100", "nDCG@10", "Judged@10")
 PER_QUERY_COLUMNS = ["qid", *METRICS]
 DOCUMENT_RECALL_PREFIX = "Recall@"  # with a "%" suffix: Recall@100 stays a corpus-wide metric
 
@@ -50,6 +55,12 @@ def ndcg(ranked: list[str], gains: dict[str, float], k: int) -> float:
     return dcg / idcg
 
 
+def judged_share(ranked: list[str], judged: set[str] | dict, k: int) -> float:
+    """Share of the top k that is in `judged`; NaN when nothing was retrieved."""
+    top = ranked[:k]
+    return sum(pid in judged for pid in top) / len(top) if top else math.nan
+
+
 def ranked_lists(run: pd.DataFrame) -> dict[str, list[str]]:
     """qid -> pids in rank order."""
     ordered = run.sort_values(["qid", "rank"], kind="stable")
@@ -61,7 +72,8 @@ def per_query(
     positives: dict[str, dict[str, float]],
     negatives: dict[str, set[str]] | None = None,
 ) -> pd.DataFrame:
-    """One row per query of `positives` (qid -> {pid: gain}) with every metric of METRICS."""
+    """One row per query of `positives` (qid -> {pid: gain}, gain 0 for passages judged not
+    relevant) with every metric of METRICS; `negatives` (qid -> pids) for NegRecall@10."""
     ranked = ranked_lists(run)
     negatives = negatives or {}
     rows = []
@@ -75,6 +87,7 @@ def per_query(
                 "NegRecall@10": recall(pids, negatives.get(qid, set()), 10),
                 "Recall@100": recall(pids, relevant, 100),
                 "nDCG@10": ndcg(pids, gains, 10),
+                "Judged@10": judged_share(pids, gains, 10),
             }
         )
     frame = pd.DataFrame(rows, columns=PER_QUERY_COLUMNS)

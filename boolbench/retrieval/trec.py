@@ -2,15 +2,21 @@
 
 Artifacts:
 - runs/{model}.trec, runs/original/{model}.trec: `qid Q0 pid rank score tag` per line, in the
-  order of the Parquet run. IR tools re-sort a run by score and break ties their own way
-  (trec_eval and pytrec_eval by pid descending, ir_measures' default RR provider and ranx
-  otherwise), so a TREC file written with tied scores would be scored differently by each.
+  order of the Parquet run; runs/{model}.trec holds only the dataset's (kept) questions, though
+  the Parquet run may hold more (every written question of a generated corpus). IR tools
+  re-sort a run by score and break ties their own way (trec_eval and pytrec_eval by pid
+  descending, ir_measures' default RR provider and ranx otherwise), so a TREC file written
+  with tied scores would be scored differently by each.
   Ties are therefore made impossible: within a query, a score not below the one written before
   it becomes the next float64 below that one (a change in the last bits, far below any
   printed digit of the Parquet scores), which keeps every tool's order equal to the rank column.
   Scores are written with repr, which reads back as the same float64.
-- trec/qrels.txt (positives) and trec/qrels_negatives.txt (the labelled negatives, relevance 1):
-  `qid 0 pid relevance`; trec/qrels_original.txt: the corpus's original qrels.
+- TREC qrels, `qid 0 pid relevance` (label sets of boolbench.labels):
+  trec/qrels.txt: the completed labels, positives and pooled positives at 1, negatives and
+  pooled negatives at 0 (judged not relevant: Judged@10 counts them, nothing else scores them);
+  trec/qrels_group.txt: the group labels (the paper's protocol), positives 1, negatives 0;
+  trec/qrels_negatives.txt: the construction negatives at relevance 1 (score NegRecall@10 as
+  recall@10 against these); trec/qrels_original.txt: the corpus's original qrels.
 """
 
 from __future__ import annotations
@@ -24,6 +30,14 @@ import pandas as pd
 
 from boolbench.errors import InputError, located
 from boolbench.io import write_text_atomic
+from boolbench.labels import (
+    COMPLETED,
+    GROUP,
+    LABEL_COLUMNS,
+    judgements,
+    negative_judgements,
+    with_pooled,
+)
 
 
 def tie_free_scores(qids: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -67,28 +81,24 @@ def write_trec_qrels(pairs: Iterable[tuple[str, str, int]], path: str | os.PathL
     write_text_atomic(path, "".join(lines))
 
 
-def question_qrels(questions: pd.DataFrame, column: str) -> list[tuple[str, str, int]]:
-    """(qid, pid, 1) for every passage in a list column (positives or negatives)."""
-    return [
-        (qid, pid, 1)
-        for qid, pids in zip(questions["qid"], questions[column], strict=True)
-        for pid in pids
-    ]
-
-
 def qrels_step(questions_path, original_qrels_path, out: dict[str, str]) -> None:
-    """trec/qrels.txt, trec/qrels_negatives.txt and trec/qrels_original.txt."""
-    questions = pd.read_parquet(questions_path, columns=["qid", "positives", "negatives"])
+    """trec/qrels.txt (completed labels), trec/qrels_group.txt, trec/qrels_negatives.txt and
+    trec/qrels_original.txt."""
+    questions = with_pooled(pd.read_parquet(questions_path))
     _check_ids(set(questions["qid"]), "query id", questions_path)
-    labelled = {p for column in ("positives", "negatives") for ps in questions[column] for p in ps}
+    labelled = {p for column in LABEL_COLUMNS for ps in questions[column] for p in ps}
     _check_ids(labelled, "passage id", questions_path)
-    write_trec_qrels(question_qrels(questions, "positives"), out["positives"])
-    write_trec_qrels(question_qrels(questions, "negatives"), out["negatives"])
+    write_trec_qrels(judgements(questions, COMPLETED), out["completed"])
+    write_trec_qrels(judgements(questions, GROUP), out["group"])
+    write_trec_qrels(negative_judgements(questions), out["negatives"])
     original = pd.read_parquet(original_qrels_path)
     write_trec_qrels(original[["qid", "pid", "relevance"]].itertuples(index=False), out["original"])
 
 
-def trec_runs_step(runs: dict[str, str], out: dict[str, str], tag: str) -> None:
-    """The TREC file of each Parquet run (`runs` and `out` share their keys)."""
-    for key, path in runs.items():
-        write_trec_run(pd.read_parquet(path), out[key], tag)
+def trec_runs_step(run_path, original_path, questions_path, out: dict[str, str], tag: str) -> None:
+    """runs/{model}.trec (the questions of `questions_path` only) and
+    runs/original/{model}.trec."""
+    kept = set(pd.read_parquet(questions_path, columns=["qid"])["qid"])
+    run = pd.read_parquet(run_path)
+    write_trec_run(run[run["qid"].isin(kept)], out["run"], tag)
+    write_trec_run(pd.read_parquet(original_path), out["original"], tag)
