@@ -635,6 +635,17 @@ def figure_settings(wildcards):
     return {}
 
 
+# The dataset card of the exports (boolbench/dataset_card.py) reports these settings: as
+# params, a change to any of them rewrites the exports.
+def card_params(wildcards):
+    return card_settings(
+        config,
+        wildcards.corpus,
+        is_imported(wildcards),
+        corpus_models(wildcards.corpus),
+    )
+
+
 def llm_accounting_inputs(wildcards):
     """Every LLM job's accounting, by step name (imported questions: the decomposition)."""
     base = f"results/{wildcards.corpus}/llm_accounting"

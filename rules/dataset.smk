@@ -50,17 +50,6 @@ rule dataset_statistics:
         "../workflow_scripts/dataset_statistics.py"
 
 
-# The dataset card of the exports (boolbench/dataset_card.py) reports these settings: as
-# params, a change to any of them rewrites the exports.
-def card_params(wildcards):
-    return card_settings(
-        config,
-        wildcards.corpus,
-        is_imported(wildcards),
-        corpus_models(wildcards.corpus),
-    )
-
-
 rule export_beir:
     input:
         kept="results/{corpus}/boolquestions.parquet",
