@@ -89,6 +89,8 @@ def card_settings(config: dict, corpus: str, imported: bool, models: list[str]) 
     # Not table_split: which split Table 2 shows does not change the dataset or its scores.
     sections["evaluation"] = {"depth": evaluation["depth"]}
     pooling = config.get("pooling")
+    if pooling and not pooling.get("depth"):
+        pooling = None  # depth 0 pools nothing
     return {
         "corpus": corpus,
         "entry": config["corpora"][corpus],
