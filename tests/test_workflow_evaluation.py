@@ -276,7 +276,7 @@ def test_changing_one_prompt_reruns_its_questions_and_everything_that_shows_them
             # the NOT questions
             "compose_questions": 1,
             "gather_composed_questions": 1,
-            "filter_questions": 1,
+            "judge_questions": 1,
             "gather_answers": 1,
             "assemble_dataset": 1,
             "dataset_statistics": 1,

@@ -77,7 +77,7 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
         assert flow.planned_jobs(*GENERATION) == {
             "compose_questions": 1,
             "gather_composed_questions": 1,
-            "filter_questions": 1,
+            "judge_questions": 1,
             "gather_answers": 1,
             "assemble_dataset": 1,
             "dataset_statistics": 1,
@@ -167,7 +167,7 @@ def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
     try:
         # v2: the outage hits the first LLM job (atomic questions) after 3 answers; v3: it
         # hits the filter, the last stage, after every generation call and 2 of its own.
-        for model, failing_rule in (("v2", "atomic_questions"), ("v3", "filter_questions")):
+        for model, failing_rule in (("v2", "atomic_questions"), ("v3", "judge_questions")):
             config["llm"]["model"] = model
             flow.write_config(config)
             after = 3 if generation_calls is None else generation_calls + 2
@@ -319,7 +319,7 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
     workflow.write_config(tiny_config(candidates={"n_groups": 2}))
     result = workflow.run("--dry-run")
     jobs = result.stdout.split("\nrule ")[1:]
-    llm_rules = ("atomic_questions", "compose_questions", "filter_questions", "decompose_questions")
+    llm_rules = ("atomic_questions", "compose_questions", "judge_questions", "decompose_questions")
     llm_jobs = [job for job in jobs if job.startswith(llm_rules)]
     assert len(llm_jobs) == 7  # 2 atomic, 3 compositions, the filter, the decomposition
     assert all("llm_slots=1" in job for job in llm_jobs)
