@@ -13,7 +13,8 @@ responder knows the step from the prompt's first field and writes predictable an
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
   the membership question ("Is this paragraph about one of the records?") is yes unless the
   paragraph's keyword starts with "Odd" or "Mute".
-- SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion.
+- SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
+  first: "Apart from X, which ...?").
 - The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
   glues a second question on with "or what/which/who"; OPERATOR is yes when the question has
   its operator's word (AND "and", OR "or", NOT "not", "other than", "excluding", ...); PART
@@ -135,14 +136,28 @@ def answers(question: str, paragraph: str) -> bool:
     return word.lower() in question or word[::-1].lower() in question
 
 
-EXCLUSION = re.compile(r",? (?:but not|besides|other than|excluding|apart from|not counting|that "
-                       r"are not) ")
+EXCLUSION = re.compile(
+    r",? (?:but not|besides|other than|excluding|apart from|not counting|that "
+    r"are not) "
+)
+# The exclusion first: "Apart from X, which ...?", "Besides X, what other ...?"
+LEADING_EXCLUSION = re.compile(
+    r"^(?:apart from|besides|other than|excluding|except for|not counting) (?P<excluded>[^,]+), "
+    r"(?P<asked>.+)$",
+    re.IGNORECASE,
+)
 
 
 def decomposition(question: str) -> dict:
-    """NOT splits at its exclusion ("besides", "other than", ...), OR at " or ", anything else
-    is AND of the question and its last keyword."""
+    """NOT splits at its exclusion ("besides", "other than", ...; or, when the question starts
+    with it, "Apart from X, which ...?", after the excluded thing, and "what other" asks for
+    "what"), OR at " or ", anything else is AND of the question and its last keyword."""
     body = question.rstrip("?")
+    leading = LEADING_EXCLUSION.match(body)
+    if leading:
+        asked = re.sub(r"^(what|which) other ", r"\1 ", leading["asked"], flags=re.IGNORECASE)
+        asked = asked[:1].upper() + asked[1:]
+        return {"operator": "NOT", "questions": [f"{asked}?", f"What is {leading['excluded']}?"]}
     if EXCLUSION.search(body):
         asked, excluded = EXCLUSION.split(body, maxsplit=1)
         return {"operator": "NOT", "questions": [f"{asked}?", f"What is {excluded}?"]}
@@ -155,8 +170,14 @@ def decomposition(question: str) -> dict:
 
 def scripted_config(server, **overrides):
     prompts = {step: p["template"] for step, p in TEST_PROMPTS.items()}
-    prompts |= {"questioner_system": "Q", "answerer_system": "A", "judge_system": "J",
-                "kinds_system": "K", "namer_system": "N", "audit_system": "U"}
+    prompts |= {
+        "questioner_system": "Q",
+        "answerer_system": "A",
+        "judge_system": "J",
+        "kinds_system": "K",
+        "namer_system": "N",
+        "audit_system": "U",
+    }
     return tiny_config(
         llm={
             "backend": "openai",
