@@ -69,6 +69,8 @@ BROKEN = [
     "Which lakes is the largest in China?",
     "Which poet were born in 1795?",
     "What are some lake in China, excluding Poyang Lake?",
+    "Apart from Poyang Lake, which lake are there?",
+    "Besides Paris, what other city are there?",
 ]
 
 
@@ -109,6 +111,8 @@ GOOD = [
     "What are some data other than X?",
     "What are some criteria other than cost?",
     "What people are there besides Alpha?",
+    "Apart from Poyang Lake, which lakes are there?",
+    "Besides Paris, what other cities are there?",
 ]
 
 

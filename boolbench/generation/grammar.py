@@ -14,12 +14,18 @@ _GLUE = re.compile(
     r"\b(?:and|or|but)\s+(?:what|who|whom|whose|which|where|when|why|how)\b", re.IGNORECASE
 )
 # "What/Which <noun> are/is ...", "What are some/notable <noun> ...": the noun must agree.
-_NOUN_VERB = re.compile(r"^(?:what|which)\s+([a-z][\w-]*)\s+(are|were|is|was)\b", re.IGNORECASE)
+_NOUN_VERB = re.compile(
+    r"^(?:what|which)\s+(?:other\s+)?([a-z][\w-]*)\s+(are|were|is|was)\b", re.IGNORECASE
+)
 _VERB_NOUN = re.compile(
     r"^(?:what|which)\s+(?:are|were)\s+(?:some|notable|the|other|a few)\s+"
     r"((?:[\w'-]+\s+){0,5}?[a-z][\w-]*)"
     r"(?=\s+(?:other|besides|apart|excluding|except|that|which|who|but)\b|[,?])",
     re.IGNORECASE,
+)
+# An exclusion put first ("Apart from Sydney, which cities ..."): agreement is read after it.
+_LEADING_EXCLUSION = re.compile(
+    r"^(?:apart from|besides|other than|excluding|except for)\s[^,]+,\s*", re.IGNORECASE
 )
 # Words before which a kind's head noun ends ("lakes in China": the head noun is "lakes").
 _PREPOSITIONS = {"of", "in", "from", "on", "at", "by", "for", "with", "under", "during", "since"}
@@ -78,7 +84,8 @@ def glued_questions(question: str) -> bool:
 
 def broken_agreement(question: str) -> bool:
     """True when the noun asked for does not agree with its verb ("What lake are there ...",
-    "What are notable place ...")."""
+    "What are notable place ...", "Apart from X, which lake are there?")."""
+    question = _LEADING_EXCLUSION.sub("", question)
     match = _NOUN_VERB.match(question)
     if match:
         noun, verb = match.group(1), match.group(2).lower()
