@@ -139,12 +139,14 @@ def test_metrics_and_table2(evaluated):
             100 * picked[(model, "boolquestions", "completed", "all", "NOT", "NegRecall@10")],
             abs=1e-4,
         )
-        # The generated questions carry no pooled label yet: both label sets score alike.
-        assert row["Group Judged@10 ALL"] == row["Completed Judged@10 ALL"] > 0
+        # Every model's top 10 is pooled (pooling.depth 10, every model) and judged: the
+        # completed labels judge all of it, the group labels only a part.
+        assert row["Completed Judged@10 ALL"] == pytest.approx(100)
+        assert 0 < row["Group Judged@10 ALL"] < 100
     markdown = flow.path("results/tiny/tables/table2.md").read_text()
     assert all(f"| {m} |" in markdown for m in models) and "**" in markdown
     assert "with negatives" in markdown
-    assert "0 pooled positives and 0 pooled negatives (nothing pooled" in markdown
+    assert "pooled negatives" in markdown and "nothing pooled" not in markdown
     assert r"\textbf{" in flow.path("results/tiny/tables/table2.tex").read_text()
 
 
@@ -269,7 +271,7 @@ def test_adding_a_model_runs_only_its_jobs_and_removing_one_only_the_table(evalu
 def test_changing_one_prompt_reruns_its_questions_and_everything_that_shows_them(evaluated):
     flow, config, models = evaluated
     changed = config(models)
-    changed["generation"]["prompts"]["not"] = "NOT|{question}|{excluded}|again"
+    changed["generation"]["prompts"]["not"] = "NOT|{draft}|again"
     flow.write_config(changed)
     try:
         assert flow.planned_jobs() == {

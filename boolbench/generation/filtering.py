@@ -530,7 +530,7 @@ def judge_pools(
     log.info(
         "pooled: %d passages of %d questions, %d judged relevant (%s)",
         len(frame), frame["qid"].nunique(), int(frame["relevant"].fillna(False).sum()),
-        dict(frame["method"].value_counts()),
+        {m: int(n) for m, n in frame["method"].value_counts().items()},
     )  # fmt: skip
     return frame
 
