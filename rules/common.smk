@@ -356,7 +356,10 @@ def atomic_inputs(wildcards):
 
 
 def pool_models(corpus):
-    """The models whose runs the judge pools (pooling.models, else the corpus's)."""
+    """The models whose runs the judge pools (pooling.models, else the corpus's); none at
+    depth 0, so that the judge then waits for no search."""
+    if not config["pooling"]["depth"]:
+        return []
     return config["pooling"]["models"] or corpus_models(corpus)
 
 

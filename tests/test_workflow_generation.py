@@ -343,3 +343,12 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
     assert len(llm_jobs) == 7  # 2 atomic, 3 compositions, the filter, the decomposition
     assert all("llm_slots=1" in job for job in llm_jobs)
     assert not any("llm_slots" in job for job in jobs if not job.startswith(llm_rules))
+
+
+@pytest.mark.parametrize("depth", [0, 10])
+def test_the_judge_waits_for_the_searches_only_when_it_pools(workflow, depth):
+    workflow.write_config(tiny_config(candidates={"n_groups": 2}, pooling={"depth": depth}))
+    result = workflow.run("--dry-run", "results/tiny/questions/answers.parquet")
+    rules = {job.split(":")[0] for job in result.stdout.split("\nrule ")[1:]}
+    assert "judge_questions" in rules
+    assert ("search" in rules) == (depth > 0)
