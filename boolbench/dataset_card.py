@@ -70,8 +70,8 @@ CARD_SECTIONS = ("seed", "llm", "generation", "filter", "split", "pooling")
 CARD_LLM_KEYS = (
     "backend", "local_model", "base_url", "model", "temperature", "top_p", "max_tokens", "seed"
 )  # fmt: skip
-# The LLM step that judges pooled passages (llm.steps.<this> overrides `llm` for it).
-POOL_STEP = "pool"
+# The LLM step of the judge, which filters and judges pooled passages (llm.steps.<this>).
+POOL_STEP = "filter"
 
 
 def _llm_keys(settings: dict) -> dict:
@@ -89,13 +89,15 @@ def card_settings(config: dict, corpus: str, imported: bool, models: list[str]) 
     # Not table_split: which split Table 2 shows does not change the dataset or its scores.
     sections["evaluation"] = {"depth": evaluation["depth"]}
     pooling = config.get("pooling")
+    if pooling and not pooling.get("depth"):
+        pooling = None  # depth 0 pools nothing
     return {
         "corpus": corpus,
         "entry": config["corpora"][corpus],
         "config": sections,
         "pooling": pooling,
         "judge": _llm_keys(step_llm(config, POOL_STEP)) if pooling else None,
-        "pooled_models": list(models) if pooling else None,
+        "pooled_models": (pooling.get("models") or list(models)) if pooling else None,
     }
 
 

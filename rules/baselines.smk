@@ -42,7 +42,7 @@ rule decompose_questions:
 
 rule gather_decomposed_questions:
     input:
-        shards=lambda wc: llm_shards(wc, "decompose", "parquet"),
+        decomposed=lambda wc: llm_shards(wc, "decompose", "parquet"),
         accounting=lambda wc: llm_shards(wc, "decompose", "json"),
     output:
         decomposed="results/{corpus}/baselines/decomposed.parquet",

@@ -131,6 +131,18 @@ FILTER_PARAMS = {k: v for k, v in config["filter"].items() if k != "mode"}
 ANSWERER_STEP = "judge" if config["filter"]["method"] == "judge" else "answerer"
 
 
+def member_judge_params():
+    """What the kinds job needs to ask the judge whether each candidate is of its group's kind
+    (the same requests as the judge's, so the judge finds them in the cache)."""
+    return {
+        "prompt": prompt_params(ANSWERER_STEP),
+        "answerer": FILTER_PARAMS,
+        "max_passage_words": config["generation"]["max_passage_words"],
+        "membership": TEMPLATES["membership"],
+        "lead_words": config["pooling"]["lead_words"],
+    }
+
+
 def llm_shards(wildcards, step, ext):
     """The shard files of one LLM stage (`ext`: parquet for the rows, json for accounting)."""
     n_shards = config["llm"]["shards"]
@@ -334,21 +346,42 @@ def prompt_params(step):
     return params | ({"mode": prompt.mode} if prompt.mode else {})
 
 
-def template_for(step):
-    """The fallback template of a step, or None when generation.fallback is `drop`."""
-    return TEMPLATES[step] if config["generation"]["fallback"] == "template" else None
-
-
-def compose_inputs(wildcards):
-    """AND needs the disjunctive and simple questions, OR the simple, NOT both."""
+def atomic_inputs(wildcards):
+    """Simple questions are asked of the members of each group's kind (disjunctive)."""
     base = f"results/{wildcards.corpus}"
-    inputs = {
-        "candidates": f"{base}/candidates.parquet",
-        "simple": f"{base}/questions/simple.parquet",
-    }
-    if wildcards.operator in ("and", "not"):
-        inputs["disjunctive"] = f"{base}/questions/disjunctive.parquet"
+    inputs = {"candidates": f"{base}/candidates.parquet"}
+    if wildcards.kind == "simple":
+        inputs["kinds"] = f"{base}/questions/disjunctive.parquet"
     return inputs
+
+
+def pool_models(corpus):
+    """The models whose runs the judge pools (pooling.models, else the corpus's); none at
+    depth 0, so that the judge then waits for no search."""
+    if not config["pooling"]["depth"]:
+        return []
+    return config["pooling"]["models"] or corpus_models(corpus)
+
+
+def pooling_params(corpus):
+    return {
+        "depth": config["pooling"]["depth"],
+        "lead_words": config["pooling"]["lead_words"],
+        "models": pool_models(corpus),
+    }
+
+
+def judge_inputs(wildcards):
+    """The written questions, their construction, the passages, and the runs pooled."""
+    base = f"results/{wildcards.corpus}"
+    return {
+        "written": f"{base}/questions/written.parquet",
+        "simple": f"{base}/questions/simple.parquet",
+        "disjunctive": f"{base}/questions/disjunctive.parquet",
+        "candidates": f"{base}/candidates.parquet",
+        "corpus": f"{base}/corpus.parquet",
+        "runs": [f"{base}/runs/{m}.parquet" for m in pool_models(wildcards.corpus)],
+    }
 
 
 def retriever_of(corpus):
@@ -430,10 +463,19 @@ def model_embeddings(wildcards):
     }
 
 
+def searched_questions(wildcards):
+    """What a model searches: every written question of a generated corpus (the judge pools
+    the runs before the filter decides), the imported questions otherwise."""
+    base = f"results/{wildcards.corpus}"
+    if is_imported(wildcards):
+        return f"{base}/boolquestions.parquet"
+    return f"{base}/questions/written.parquet"
+
+
 def search_inputs(wildcards):
     base = f"results/{wildcards.corpus}"
     inputs = {
-        "questions": f"{base}/boolquestions.parquet",
+        "questions": searched_questions(wildcards),
         "queries": f"{base}/original_queries.parquet",
         "qrels": f"{base}/original_qrels.parquet",
         "corpus": f"{base}/corpus.parquet",
@@ -549,7 +591,7 @@ def rerank_inputs(wildcards):
         "original_run": f"{base}/runs/original/{first_stage}.parquet",
         "document_run": f"{base}/runs/document/{first_stage}.parquet",
         "original_document_run": f"{base}/runs/document/original/{first_stage}.parquet",
-        "questions": f"{base}/boolquestions.parquet",
+        "questions": searched_questions(wildcards),
         "queries": f"{base}/original_queries.parquet",
         "corpus": f"{base}/corpus.parquet",
     }

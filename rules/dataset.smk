@@ -4,6 +4,7 @@ rule assemble_dataset:
             "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
         ),
         answers="results/{corpus}/questions/answers.parquet",
+        pooled="results/{corpus}/questions/pooled.parquet",
     output:
         all="results/{corpus}/boolquestions_all.parquet",
         kept="results/{corpus}/boolquestions.parquet",

@@ -1,46 +1,55 @@
-# LLM stages (paper sections 4.2-4.4): atomic (simple, disjunctive) questions, AND/OR/NOT
-# composition, the cyclic-consistency filter. Each job starts its own LLM session (for backend
-# local, the embedded llama.cpp server inside the job) and holds one `llm_slots` unit, so the
-# scheduler caps how many LLM jobs run at once. Every answer goes through the response cache.
-# Each stage runs as `llm.shards` jobs (group g in shard g % n), gathered by a local rule.
+# LLM stages (paper sections 4.2-4.4): atomic questions (the kind a group's passages share, a
+# simple question per member), AND/OR/NOT composition, and the judge (cyclic-consistency
+# filter and pooling). Each job starts its own LLM session (for backend local, the embedded
+# llama.cpp server inside the job, only when the response cache cannot answer) and holds one
+# `llm_slots` unit, so the scheduler caps how many LLM jobs run at once. Each stage runs as
+# `llm.shards` jobs (group g in shard g % n), gathered by a local rule.
 
 
 # The params of each stage's shard jobs, which its gather job carries too (made_with).
+MEMBER_JUDGE_PARAMS = member_judge_params()
 ATOMIC_PARAMS = {
     "llm": lambda wc: llm_params(wc.kind),
     "seed": config["seed"],
-    "prompt": lambda wc: prompt_params(wc.kind),
-    "template": lambda wc: template_for(wc.kind),
+    # disjunctive: the kind the group's passages share; simple: a question per member
+    "prompt": lambda wc: prompt_params(
+        "kinds" if wc.kind == "disjunctive" else "simple"
+    ),
+    "template": lambda wc: (
+        TEMPLATES["disjunctive"] if wc.kind == "disjunctive" else None
+    ),
     "generation": GENERATION_PARAMS,
-    # simple: how passages without a usable title get a subject; disjunctive (kinds mode):
-    # the question made of the shared kind
+    # simple: how passages without a usable title get a subject
     "subject_prompt": lambda wc: (
         prompt_params("subject") if wc.kind == "simple" else None
     ),
-    "kind_template": lambda wc: (
-        TEMPLATES["disjunctive_kind"] if wc.kind == "disjunctive" else None
+    # disjunctive: the judge's membership reads, which keep the kind's true members only
+    "member_judge": lambda wc: (
+        MEMBER_JUDGE_PARAMS if wc.kind == "disjunctive" else None
     ),
 }
 COMPOSE_PARAMS = {
     "llm": lambda wc: llm_params(wc.operator),
     "seed": config["seed"],
     "prompt": lambda wc: prompt_params(wc.operator),
-    "template": lambda wc: template_for(wc.operator),
+    "forms": lambda wc: TEMPLATES[wc.operator],
     "generation": GENERATION_PARAMS,
-    "forms": lambda wc: TEMPLATES["not_kind"] if wc.operator == "not" else None,
 }
 ANSWER_PARAMS = {
     "llm": llm_params("filter"),
     "seed": config["seed"],
     "prompt": prompt_params(ANSWERER_STEP),
     "answerer": FILTER_PARAMS,
+    "mode": config["filter"]["mode"],
     "max_passage_words": config["generation"]["max_passage_words"],
+    "pooling": lambda wc: pooling_params(wc.corpus),
+    "membership": lambda wc: TEMPLATES["membership"],  # a function: its braces stay
 }
 
 
 rule atomic_questions:
     input:
-        candidates="results/{corpus}/candidates.parquet",
+        unpack(atomic_inputs),
     output:
         questions=temp(
             "results/{corpus}/shards/{kind}/shard-{shard}-of-{n_shards}.parquet"
@@ -66,7 +75,9 @@ rule atomic_questions:
 
 rule compose_questions:
     input:
-        unpack(compose_inputs),
+        candidates="results/{corpus}/candidates.parquet",
+        simple="results/{corpus}/questions/simple.parquet",
+        disjunctive="results/{corpus}/questions/disjunctive.parquet",
     output:
         questions=temp(
             "results/{corpus}/shards/compose_{operator}/shard-{shard}-of-{n_shards}.parquet"
@@ -90,20 +101,42 @@ rule compose_questions:
         "../workflow_scripts/compose_questions.py"
 
 
-rule filter_questions:
+# What the models search before the judge: every written question (local: it only
+# concatenates).
+rule written_questions:
     input:
         questions=expand(
             "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
         ),
-        simple="results/{corpus}/questions/simple.parquet",
-        disjunctive="results/{corpus}/questions/disjunctive.parquet",
-        candidates="results/{corpus}/candidates.parquet",
+    output:
+        "results/{corpus}/questions/written.parquet",
+    log:
+        "logs/{corpus}/written_questions.log",
+    priority: GENERATION_PRIORITY
+    localrule: True
+    conda:
+        "../envs/corpus.yaml"
+    params:
+        train_fraction=config["split"]["train_fraction"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/written_questions.py"
+
+
+# The judge (paper section 4.4 and TREC-style pooling): the filter's reading of each labelled
+# pair and the answerer check, then every pooled model's top passages of the questions it keeps.
+rule judge_questions:
+    input:
+        unpack(judge_inputs),
     output:
         answers=temp(
             "results/{corpus}/shards/filter/shard-{shard}-of-{n_shards}.parquet"
         ),
         check=temp(
             "results/{corpus}/shards/answerer_check/shard-{shard}-of-{n_shards}.parquet"
+        ),
+        pooled=temp(
+            "results/{corpus}/shards/pooled/shard-{shard}-of-{n_shards}.parquet"
         ),
         accounting=temp(
             "results/{corpus}/shards/filter/shard-{shard}-of-{n_shards}.json"
@@ -121,7 +154,7 @@ rule filter_questions:
     params:
         **ANSWER_PARAMS,
     script:
-        "../workflow_scripts/filter_questions.py"
+        "../workflow_scripts/judge_questions.py"
 
 
 # Gathering: one file per stage, the same for every shard count (see steps.gather_shards).
@@ -131,7 +164,7 @@ rule filter_questions:
 
 rule gather_atomic_questions:
     input:
-        shards=lambda wc: llm_shards(wc, wc.kind, "parquet"),
+        questions=lambda wc: llm_shards(wc, wc.kind, "parquet"),
         accounting=lambda wc: llm_shards(wc, wc.kind, "json"),
     output:
         questions="results/{corpus}/questions/{kind}.parquet",
@@ -150,7 +183,7 @@ rule gather_atomic_questions:
 
 rule gather_composed_questions:
     input:
-        shards=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "parquet"),
+        questions=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "parquet"),
         accounting=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "json"),
     output:
         questions="results/{corpus}/questions/{operator}.parquet",
@@ -169,12 +202,14 @@ rule gather_composed_questions:
 
 rule gather_answers:
     input:
-        shards=lambda wc: llm_shards(wc, "filter", "parquet"),
-        checks=lambda wc: llm_shards(wc, "answerer_check", "parquet"),
+        answers=lambda wc: llm_shards(wc, "filter", "parquet"),
+        check=lambda wc: llm_shards(wc, "answerer_check", "parquet"),
+        pooled=lambda wc: llm_shards(wc, "pooled", "parquet"),
         accounting=lambda wc: llm_shards(wc, "filter", "json"),
     output:
         answers="results/{corpus}/questions/answers.parquet",
         check="results/{corpus}/questions/answerer_check.parquet",
+        pooled="results/{corpus}/questions/pooled.parquet",
         accounting="results/{corpus}/llm_accounting/filter.json",
     log:
         "logs/{corpus}/gather_filter.log",

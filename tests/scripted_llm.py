@@ -1,26 +1,25 @@
 """A scripted LLM for generation tests, served by the fake OpenAI-compatible server.
 
 Every test passage starts with a capitalised keyword ("Alpha is ..."). With TEST_PROMPTS the
-responder knows the step from the prompt's first field and writes predictable questions:
-- SIMPLE: "What is Alpha?"; keyword "Bad...": never a question; "Flaky...": a question only
-  from the second seed on.
-- DISJ: "Which of Alpha, Beta or Gamma is it?"
-- AND: "What about Alpha?" (the positive's keyword only)
-- OR: "What is Alpha or what is beta?"
-- NOT: "Which of Alpha or Beta but not Gamma?"
-- ANSWER: answers when the paragraph's keyword is in the question (any case) and not after
-  "not";
-  a paragraph whose keyword starts with "Mute" is never answered.
+responder knows the step from the prompt's first field and writes predictable answers:
+- KINDS: the kind "records" with every passage as a member, except those whose keyword starts
+  with "Odd" (never of the kind); a group with fewer than two others gets only its first.
+- SIMPLE: "Which record is coded <subject backwards>?"; keyword "Bad...": never a question;
+  "Flaky...": a question only from the second seed on.
+- AND / OR / NOT (compose mode llm): the draft with "What" for "Which".
+- ANSWER: answers when the paragraph's keyword (or, backwards, its subject code) is in the
+  question (any case) and not after "not"; a paragraph whose keyword starts with "Mute" is
+  never answered.
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
-  a keyword written backwards ("ahpla") also counts (the QUIZ questions below).
+  the membership question ("Is this paragraph about one of the records?") is yes unless the
+  paragraph's keyword starts with "Odd" or "Mute".
+- SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
+  first: "Apart from X, which ...?").
 - The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
   glues a second question on with "or what/which/who"; OPERATOR is yes when the question has
   its operator's word (AND "and", OR "or", NOT "not", "other than", "excluding", ...); PART
-  (meets part of the question) is, for NOT, yes when the paragraph's keyword follows "not"
-  (the excluded thing), for AND yes when its keyword is not in the question.
-- SMALL_PROMPTS (the small set's modes): KINDS names Greek letters "greek letters" and every
-  other keyword "oddities"; QUIZ asks "Which thing is coded <keyword backwards>?"; SUBJECT
-  names the keyword.
+  (meets part of the question) is, for NOT, yes when the paragraph's keyword is named in the
+  question (the excluded thing), for AND yes when its keyword is not in the question.
 """
 
 from __future__ import annotations
@@ -32,11 +31,12 @@ from boolbench.generation.prompts import Prompt
 from tests.conftest import tiny_config
 
 TEST_PROMPTS = {
-    "simple": {"system": "Q", "template": "SIMPLE|{paragraph}"},
-    "disjunctive": {"system": "Q", "template": "DISJ|{paragraphs}"},
-    "and": {"system": "Q", "template": "AND|{question}|{positive}"},
-    "or": {"system": "Q", "template": "OR|{first}|{second}"},
-    "not": {"system": "Q", "template": "NOT|{question}|{excluded}"},
+    "kinds": {"system": "K", "template": "KINDS|{items}"},
+    "simple": {"system": "Q", "template": "SIMPLE|{kind_singular}|{subject}|{paragraph}"},
+    "subject": {"system": "N", "template": "SUBJECT|{paragraph}"},
+    "and": {"system": "Q", "template": "AND|{draft}"},
+    "or": {"system": "Q", "template": "OR|{draft}"},
+    "not": {"system": "Q", "template": "NOT|{draft}"},
     "answerer": {"system": "A", "template": "ANSWER|{question}|{paragraphs}"},
     "judge": {"system": "J", "template": "JUDGE|{question}|{paragraph}"},
     "decompose": {"system": "Q", "template": "DECOMPOSE|{question}"},
@@ -44,20 +44,8 @@ TEST_PROMPTS = {
     "audit_operator": {"system": "U", "template": "OPERATOR|{question}|{rubric}"},
     "audit_part": {"system": "U", "template": "PART|{question}|{rubric}|{paragraph}"},
 }
-# The small set's steps that differ (kinds, quiz and template modes).
-SMALL_PROMPTS = {
-    "subject": "SUBJECT|{paragraph}",
-    "disjunctive": "KINDS|{items}",
-    "and": "QUIZ|{positive}|{subject}",
-}
-GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota", "kappa", "lambda"}
-TEMPLATES = {
-    "simple": "What is known about {title}?",
-    "disjunctive": "What is known about {titles}?",
-    "and": "{question} and {constraint}?",
-    "or": "{first} or {second}?",
-    "not": "{question} but not {excluded}?",
-}
+KIND = "records"
+MEMBERSHIP = "Is this paragraph about one of the"
 BASE_SEED = 13
 
 
@@ -77,22 +65,17 @@ def respond(body: dict) -> str:
     user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
     step, *fields = user.split("|")
     seed = body.get("seed")
+    if step == "KINDS":
+        names = [line.split(". ", 1)[1].split()[0].rstrip(":") for line in fields[0].splitlines()]
+        members = [i for i, n in enumerate(names, 1) if not n.startswith("Odd")]
+        return json.dumps({"kind": KIND, "members": members if len(members) >= 2 else [1]})
     if step == "SIMPLE":
-        word = keyword(fields[0])
+        word = keyword(fields[2])
         if word.startswith("Bad") or (word.startswith("Flaky") and seed == BASE_SEED):
             return f"Tell me about {word}."
-        return f"What is {word}?"
-    if step == "DISJ":
-        words = [keyword(p.split(": ", 1)[1]) for p in fields[0].split("\n\n")]
-        return f"Which of {', '.join(words[:-1])} or {words[-1]} is it?"
-    if step == "AND":
-        return f"What about {keyword(fields[1])}?"
-    if step == "OR":
-        return f"{fields[0].rstrip('?')} or {fields[1].rstrip('?').lower()}?"
-    if step == "NOT":
-        excluded = keywords_in(fields[1])[-1]
-        kept = [w for w in keywords_in(fields[0]) if w not in (excluded, "Which")]
-        return f"Which of {' or '.join(kept)} but not {excluded}?"
+        return f"Which {fields[0]} is coded {fields[1][::-1].lower()}?"
+    if step in ("AND", "OR", "NOT"):
+        return fields[0].replace("Which ", "What ", 1)
     if step == "ANSWER":
         return f"It is {keyword(fields[1])}." if answers(*fields) else "Cannot answer"
     if step == "JUDGE":
@@ -105,13 +88,6 @@ def respond(body: dict) -> str:
         return yes_no(AUDIT[step](*fields))
     if step == "SUBJECT":
         return keyword(fields[0])
-    if step == "KINDS":
-        names = [line.split(". ", 1)[1].split()[0].rstrip(":") for line in fields[0].splitlines()]
-        return json.dumps(
-            {"kinds": ["greek letters" if n.lower() in GREEK else "oddities" for n in names]}
-        )
-    if step == "QUIZ":
-        return f"Which thing is coded {fields[1][::-1].lower()}?"
     if step == "DECOMPOSE":
         return json.dumps(decomposition(fields[0]))
     return "?"
@@ -139,8 +115,8 @@ def operator_expressed(question: str, rubric: str) -> bool:
 
 def meets_part(question: str, rubric: str, paragraph: str) -> bool:
     word = keyword(paragraph).lower()
-    if "excludes" in rubric:  # NOT: the excluded thing
-        return f"not {word}" in question.lower()
+    if "excludes" in rubric:  # NOT: the excluded thing, named in the question
+        return word in question.lower()
     return word not in question.lower()  # AND
 
 
@@ -148,20 +124,42 @@ AUDIT = {"NATURAL": natural, "OPERATOR": operator_expressed, "PART": meets_part}
 
 
 def answers(question: str, paragraph: str) -> bool:
-    """The scripted answerer's verdict: the paragraph's keyword (or its QUIZ code) is in the
-    question, not after "not", and the keyword is not Mute..."""
-    question, word = question.lower(), keyword(paragraph)
+    """The scripted answerer's verdict: the paragraph's keyword (or its code, the keyword
+    backwards) is in the question, not after "not", and the keyword is not Mute...; the
+    membership question: the keyword is not Odd... or Mute..."""
+    word = keyword(paragraph).rstrip(":")
+    if question.startswith(MEMBERSHIP):
+        return not word.startswith(("Odd", "Mute"))
+    question = question.lower()
     if word.startswith("Mute") or f"not {word.lower()}" in question:
         return False
     return word.lower() in question or word[::-1].lower() in question
 
 
+EXCLUSION = re.compile(
+    r",? (?:but not|besides|other than|excluding|apart from|not counting|that "
+    r"are not) "
+)
+# The exclusion first: "Apart from X, which ...?", "Besides X, what other ...?"
+LEADING_EXCLUSION = re.compile(
+    r"^(?:apart from|besides|other than|excluding|except for|not counting) (?P<excluded>[^,]+), "
+    r"(?P<asked>.+)$",
+    re.IGNORECASE,
+)
+
+
 def decomposition(question: str) -> dict:
-    """NOT splits at "but not", OR at " or ", anything else is AND of the question and its
-    last keyword."""
+    """NOT splits at its exclusion ("besides", "other than", ...; or, when the question starts
+    with it, "Apart from X, which ...?", after the excluded thing, and "what other" asks for
+    "what"), OR at " or ", anything else is AND of the question and its last keyword."""
     body = question.rstrip("?")
-    if " but not " in body:
-        asked, excluded = body.split(" but not ", 1)
+    leading = LEADING_EXCLUSION.match(body)
+    if leading:
+        asked = re.sub(r"^(what|which) other ", r"\1 ", leading["asked"], flags=re.IGNORECASE)
+        asked = asked[:1].upper() + asked[1:]
+        return {"operator": "NOT", "questions": [f"{asked}?", f"What is {leading['excluded']}?"]}
+    if EXCLUSION.search(body):
+        asked, excluded = EXCLUSION.split(body, maxsplit=1)
         return {"operator": "NOT", "questions": [f"{asked}?", f"What is {excluded}?"]}
     if " or " in body:
         first, second = body.split(" or ", 1)
@@ -172,8 +170,14 @@ def decomposition(question: str) -> dict:
 
 def scripted_config(server, **overrides):
     prompts = {step: p["template"] for step, p in TEST_PROMPTS.items()}
-    prompts |= {"questioner_system": "Q", "answerer_system": "A", "judge_system": "J"}
-    prompts |= {"audit_system": "U"}
+    prompts |= {
+        "questioner_system": "Q",
+        "answerer_system": "A",
+        "judge_system": "J",
+        "kinds_system": "K",
+        "namer_system": "N",
+        "audit_system": "U",
+    }
     return tiny_config(
         llm={
             "backend": "openai",

@@ -329,7 +329,8 @@ def test_an_llm_judge_fills_every_column(tmp_path):
     questions = pd.DataFrame(
         [("and-1", "AND", "What is Alpha and Beta?", ["p1"], ["p2"]),
          ("or-1", "OR", "What is Beta or what is Gamma?", ["p2", "p3"], []),
-         ("not-1", "NOT", "Which of Alpha but not Gamma?", ["p1"], ["p3"])],
+         # a NOT question names only what it excludes (resources/prompts.yaml templates.not)
+         ("not-1", "NOT", "What are some records that are not Gamma?", ["p1"], ["p3"])],
         columns=["qid", "type", "question", "positives", "negatives"],
     )  # fmt: skip
     passages = {"p1": "Alpha is a thing.", "p2": "Beta is a thing.", "p3": "Gamma is a thing."}
@@ -350,8 +351,9 @@ def test_an_llm_judge_fills_every_column(tmp_path):
         # OR: no meets_part; "or what" glues two questions
         ("or-1", "p2"): ("yes", "", "no", "yes"),
         ("or-1", "p3"): ("yes", "", "no", "yes"),
-        # NOT: Gamma follows "not": the excluded member
-        ("not-1", "p1"): ("yes", "no", "yes", "yes"),
+        # NOT: the question names Gamma only, the excluded member (meets part); the scripted
+        # judge answers neither (Alpha is not named, Gamma follows "not")
+        ("not-1", "p1"): ("no", "no", "yes", "yes"),
         ("not-1", "p3"): ("no", "yes", "yes", "yes"),
     }
     assert calls == 7 + 5 + 2 * 3  # answers, meets_part (AND, NOT), natural and operator

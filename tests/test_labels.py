@@ -312,7 +312,9 @@ def beir_files(path) -> dict:
 
 
 def card(path, pooling: dict | None = None) -> dict:
-    config = validate_config(tiny_config(corpora={"tiny": {"source": "vital_articles"}}))
+    config = validate_config(
+        tiny_config(corpora={"tiny": {"source": "vital_articles"}}, pooling={"depth": 0})
+    )
     settings = card_settings(config, "tiny", imported=False, models=list(MODELS))
     if pooling:
         settings |= {"pooling": pooling, "judge": {"backend": "local", "local_model": "qwen"}}

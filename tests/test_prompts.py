@@ -2,6 +2,7 @@ import pytest
 
 from boolbench.errors import ConfigError
 from boolbench.generation.prompts import (
+    COMPOSED,
     FIELDS,
     MODES,
     Prompt,
@@ -19,35 +20,30 @@ def test_both_sets_are_complete_and_use_only_known_placeholders():
         prompts = resolve_prompts(name, "local")
         assert set(prompts) == {*FIELDS, "modes"}
         assert set(prompts["modes"]) == set(MODES)
-    assert set(resolve_templates()) == {
-        "simple",
-        "disjunctive",
-        "and",
-        "or",
-        "not",
-        "disjunctive_kind",
-        "not_kind",
-    }
+    templates = resolve_templates()
+    assert set(templates) == {"disjunctive", "membership", "and", "or", "not"}
+    # AND, OR and NOT are lists of forms, one drawn per question
+    assert all(isinstance(templates[t], list) and len(templates[t]) >= 2 for t in COMPOSED)
 
 
-def test_the_small_set_writes_kinds_quizzes_and_not_templates_the_paper_set_asks_the_llm():
-    assert resolve_prompts("small", "local")["modes"] == {
-        "disjunctive": "kinds",
-        "and": "quiz",
-        "not": "template",
-    }
+def test_the_small_set_renders_templates_and_the_paper_set_has_the_llm_rewrite_them():
+    assert resolve_prompts("small", "local")["modes"] == {"compose": "template"}
     paper = resolve_prompts("paper", "openai")
-    assert paper["modes"] == {"disjunctive": "question", "and": "constrain", "not": "llm"}
+    assert paper["modes"] == {"compose": "llm"}
+    assert step_prompt(paper, "and").mode == "llm"
+    assert step_prompt(paper, "simple").mode is None
     # The mode is part of a step's prompt hash: the same text in another mode is another prompt.
-    same_text = Prompt(system="s", template="t", mode="quiz")
-    assert same_text.hash != Prompt(system="s", template="t", mode="constrain").hash
+    same_text = Prompt(system="s", template="t", mode="llm")
+    assert same_text.hash != Prompt(system="s", template="t", mode="template").hash
 
 
-def test_paper_set_is_appendix_a():
+def test_paper_set_keeps_appendix_a_where_the_construction_allows():
     paper = resolve_prompts("paper", "openai")
     assert paper["simple"].startswith(
-        "Please propose a question that can be answered by the following paragraph."
+        "Please propose a question that can be answered by the following paragraph"
     )
+    assert "adding constraints to the question" in paper["and"]
+    assert "but is unrelated to" in paper["not"]
     assert 'respond with "Cannot answer"' in paper["answerer"]
     assert "no longer than 32 words" in paper["questioner_system"]
 
@@ -70,6 +66,7 @@ def test_overrides_replace_one_prompt_and_change_only_its_hash():
     [
         ({"nope": "x"}, "generation.prompts.nope: no such prompt"),
         ({"simple": "About {passage}"}, "unknown placeholder(s) ['passage']"),
+        ({"kinds": "Kinds of {paragraph}"}, "'kinds' may use ['items']"),
         ({"simple": "A lone { brace"}, "write literal braces as {{ and }}"),
     ],
 )

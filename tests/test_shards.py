@@ -65,28 +65,49 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
     """More shards than groups: every stage's job for an empty shard still writes its file."""
     from boolbench.baselines.steps import decompose_step
     from boolbench.generation.dataset import DATASET_SCHEMA
-    from boolbench.generation.filtering import AnswererSettings
-    from boolbench.generation.steps import atomic_step, compose_step, filter_step
+    from boolbench.generation.filtering import AnswererSettings, PoolSettings
+    from boolbench.generation.steps import atomic_step, compose_step, judge_step
     from boolbench.llm.fake_server import FakeOpenAIServer
     from tests.scripted_llm import TEST_PROMPTS, respond
-    from tests.test_generation import candidates, scripted_client, settings
+    from tests.test_generation import (
+        MEMBERSHIP,
+        TEMPLATES,
+        candidates,
+        judge_params,
+        scripted_client,
+        settings,
+    )
 
     cands = tmp_path / "candidates.parquet"
-    candidates().to_parquet(cands)  # groups 0-4
-    empty = (5, 6)
-    names = ("simple", "disj", "and", "answers", "check")
+    candidates().to_parquet(cands)
+    corpus = tmp_path / "corpus.parquet"
+    candidates()[["pid", "title", "text"]].to_parquet(corpus)
+    groups = candidates()["group"].nunique()
+    empty = (groups, groups + 1)  # group g is in shard g % count: none is in this one
+    names = ("simple", "disj", "and", "answers", "check", "pooled")
     out = {name: tmp_path / f"{name}.parquet" for name in names}
+    written = tmp_path / "written.parquet"
+    pq.write_table(DATASET_SCHEMA.empty_table(), written)
+    run = tmp_path / "run.parquet"
+    pd.DataFrame({"qid": ["and-00000-0"], "pid": ["p-Alpha"], "rank": [1]}).to_parquet(run)
     with FakeOpenAIServer(responder=respond) as server:
         llm = scripted_client(server, tmp_path / "cache")
-        for kind, path in (("simple", out["simple"]), ("disjunctive", out["disj"])):
-            atomic_step(kind, cands, path, llm, TEST_PROMPTS[kind], None, settings(), empty)
+        atomic_step(
+            "disjunctive", cands, out["disj"], llm, TEST_PROMPTS["kinds"], settings(), empty,
+            template=TEMPLATES["disjunctive"], judge=judge_params(),
+        )  # fmt: skip
+        atomic_step(
+            "simple", cands, out["simple"], llm, TEST_PROMPTS["simple"], settings(), empty,
+            kinds=out["disj"], subject_prompt=TEST_PROMPTS["subject"],
+        )  # fmt: skip
         compose_step(
             "and", cands, out["simple"], out["disj"], out["and"], llm, TEST_PROMPTS["and"],
-            None, settings(), empty,
+            TEMPLATES["and"], settings(), empty,
         )  # fmt: skip
-        filter_step(
-            [out["and"]], out["simple"], out["disj"], cands, out["answers"], out["check"], llm,
-            TEST_PROMPTS["judge"], AnswererSettings(seed=1), shard=empty,
+        judge_step(
+            written, out["simple"], out["disj"], cands, corpus, {"m": run},
+            {k: out[k] for k in ("answers", "check", "pooled")}, llm, TEST_PROMPTS["judge"],
+            AnswererSettings(seed=1), PoolSettings(depth=10), MEMBERSHIP, "strict", shard=empty,
         )  # fmt: skip
         questions = tmp_path / "boolquestions.parquet"
         pq.write_table(DATASET_SCHEMA.empty_table(), questions)

@@ -160,7 +160,8 @@ def test_a_refused_llm_endpoint_fails_the_job_fast_with_one_line(finished, tmp_p
         "connection refused (3 attempts in a row over "
     )
     assert expected in result.stderr
-    log = flow.path("logs/tiny/simple_questions/shard-0-of-1.log").read_text()
+    # the first LLM job: each group's kind
+    log = flow.path("logs/tiny/disjunctive_questions/shard-0-of-1.log").read_text()
     assert log.splitlines()[-1].startswith(expected)
     assert "Traceback" not in log
 

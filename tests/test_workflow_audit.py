@@ -34,6 +34,8 @@ def audited(tmp_path_factory):
                 server,
                 candidates={"n_groups": 3},
                 models=MODELS,
+                # pooled to 2, audited to 5: the sheet holds group, pooled and unjudged passages
+                pooling={"depth": 2},
                 audit={"questions": 6, "depth": DEPTH, **audit},
             )
 
@@ -103,6 +105,7 @@ def test_a_filled_sheet_gives_the_figures_it_implies(audited, tmp_path):
     table = pd.read_csv(flow.path(f"{BASE}/confusion.csv")).set_index("type").loc["ALL"]
     group = key["label"].isin(["positive", "negative"]).sum()
     unjudged = key[key["label"] == "unjudged"]
+    assert len(unjudged) and key["label"].str.startswith("pooled_").any()
     questions = sheet.drop_duplicates("qid")
     and_negatives = ((sheet["type"] == "AND") & (key["label"] == "negative")).sum()
     assert table["questions"] == len(questions)

@@ -12,7 +12,7 @@ import pytest
 
 from boolbench.llm.fake_server import FakeOpenAIServer
 from tests.conftest import Workflow, tiny_config
-from tests.scripted_llm import respond, scripted_config
+from tests.scripted_llm import MEMBERSHIP, respond, scripted_config
 
 pytestmark = pytest.mark.workflow  # runs the real Snakefile
 
@@ -45,12 +45,14 @@ def test_dataset_outputs(scripted):
     flow, _ = scripted
     all_questions = pd.read_parquet(flow.path("results/tiny/boolquestions_all.parquet"))
     kept = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
-    assert len(all_questions) == 6  # 2 groups x AND/OR/NOT
+    # Each group gives every type, up to generation.per_group (3) questions of each.
+    per_cell = all_questions.groupby(["group", "type"]).size()
+    assert len(per_cell) == 6 and per_cell.le(3).all()  # 2 groups x AND/OR/NOT
     assert set(kept["qid"]) == set(all_questions.loc[all_questions["kept"], "qid"])
     assert kept["model"].eq("scripted").all() and kept["source"].eq("llm").all()
     table = pd.read_csv(flow.path("results/tiny/tables/table1.csv")).set_index("type")
     assert table.loc["ALL", "questions"] == len(kept)
-    assert table.loc["ALL", "generated"] == 6
+    assert table.loc["ALL", "generated"] == len(all_questions)
     beir = flow.path("results/tiny/beir")
     queries = [json.loads(line) for line in (beir / "queries.jsonl").read_text().splitlines()]
     assert sorted(q["_id"] for q in queries) == sorted(kept["qid"])
@@ -71,13 +73,16 @@ def test_dataset_outputs(scripted):
 def test_changing_one_prompt_reruns_only_its_jobs(scripted):
     flow, server = scripted
     config = scripted_config(server, candidates={"n_groups": 2})
-    config["generation"]["prompts"]["not"] = "NOT|{question}|{excluded}|again"
+    config["generation"]["prompts"]["not"] = "NOT|{draft}|again"
     flow.write_config(config)
     try:
         assert flow.planned_jobs(*GENERATION) == {
             "compose_questions": 1,
             "gather_composed_questions": 1,
-            "filter_questions": 1,
+            # the judge pools what the models return for the written questions
+            "written_questions": 1,
+            "search": 1,
+            "judge_questions": 1,
             "gather_answers": 1,
             "assemble_dataset": 1,
             "dataset_statistics": 1,
@@ -129,7 +134,14 @@ def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripte
             pd.testing.assert_frame_equal(after, frame)
         for step, count in requests.items():
             gathered = accounting(flow, step)
-            assert (gathered["requests"], gathered["cache_hits"]) == (count, count), step
+            if step == "filter":
+                # The judge's shards share some reads (a passage of another group in the
+                # answerer check, a pooled passage): each shard asks its own copy, from the
+                # cache, so only the count of distinct calls stays.
+                assert gathered["requests"] >= count, step
+                assert gathered["cache_hits"] == gathered["requests"], step
+            else:
+                assert (gathered["requests"], gathered["cache_hits"]) == (count, count), step
         logs = flow.path("logs/tiny/compose_not")
         assert sorted(p.name for p in logs.glob("shard-*-of-2.log")) == [
             f"shard-{i}-of-2.log" for i in range(2)
@@ -150,8 +162,12 @@ def asked(flow, model) -> set[str]:
 
 
 def is_generation(request: str) -> bool:
+    """A call of the generation jobs: the questions, and the membership reads with which the
+    kinds job verifies the members (the judge reuses them from the cache)."""
     user = [m for m in json.loads(request)["messages"] if m["role"] == "user"][-1]
-    return user["content"].split("|")[0] in ("SIMPLE", "DISJ", "AND", "OR", "NOT")
+    step, *fields = user["content"].split("|")
+    membership = step == "JUDGE" and fields[0].startswith(MEMBERSHIP)
+    return step in ("SIMPLE", "KINDS", "AND", "OR", "NOT") or membership
 
 
 def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
@@ -167,7 +183,7 @@ def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
     try:
         # v2: the outage hits the first LLM job (atomic questions) after 3 answers; v3: it
         # hits the filter, the last stage, after every generation call and 2 of its own.
-        for model, failing_rule in (("v2", "atomic_questions"), ("v3", "filter_questions")):
+        for model, failing_rule in (("v2", "atomic_questions"), ("v3", "judge_questions")):
             config["llm"]["model"] = model
             flow.write_config(config)
             after = 3 if generation_calls is None else generation_calls + 2
@@ -277,7 +293,9 @@ def test_end_to_end_on_the_embedded_model(workflow):
                 "local_model": "smollm2-135m",
                 "cache_dir": "cache",
                 "max_tokens": 48,
-                "steps": {},  # every step on the tiny model (the default asks Qwen 1.5B)
+                # every step on the tiny model but the kinds, which the default too asks of
+                # Qwen 1.5B: the 135M model never names a kind with its members
+                "steps": {"disjunctive": {"local_model": "qwen-1.5b", "max_tokens": 96}},
             },
             candidates={"n_groups": 1},
             # the 135M model's judgements are near chance: keep what it does not refuse, so
@@ -288,7 +306,8 @@ def test_end_to_end_on_the_embedded_model(workflow):
     # Generation, filtering and the decomposition on the real model; not the evaluation.
     workflow.run("results/tiny/tables/table1.csv", "results/tiny/baselines/decomposed.parquet")
     all_questions = pd.read_parquet(workflow.path("results/tiny/boolquestions_all.parquet"))
-    assert len(all_questions) == 3  # AND, OR, NOT of the one group
+    assert set(all_questions["type"]) == {"AND", "OR", "NOT"}  # of the one group
+    assert all_questions.groupby("type").size().le(3).all()  # generation.per_group
     assert all_questions["model"].eq("local:smollm2-135m").all()
     written = all_questions[all_questions["status"] != "dropped"]
     assert written["question"].str.endswith("?").all()
@@ -305,11 +324,11 @@ def test_end_to_end_on_the_embedded_model(workflow):
     assert len(own) == len(candidates)
     assert report["answerer_check"]["n_own"] == own["answered"].notna().sum()
     table = pd.read_csv(workflow.path("results/tiny/tables/table1.csv")).set_index("type")
-    assert table.loc["ALL", "generated"] == 3
+    assert table.loc["ALL", "generated"] == len(all_questions)
     calls = sum(accounting(workflow, step)["api_calls"] for step in LLM_STEPS)
-    # simple (2-3), kinds (1), the AND quiz (OR merges need two valid simple questions; NOT is
-    # a template), the judgements
-    assert calls >= 2 + 1 + 1 + len(check)
+    # kinds (1), a simple question per member (2-3), the judgements (compositions are
+    # templates in the default compose mode)
+    assert calls >= 1 + 2 + len(check)
     decomposed = pd.read_parquet(workflow.path("results/tiny/baselines/decomposed.parquet"))
     kept = pd.read_parquet(workflow.path("results/tiny/boolquestions.parquet"))
     assert len(decomposed) == len(kept) > 0 and decomposed["attempts"].ge(1).all()
@@ -319,8 +338,17 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
     workflow.write_config(tiny_config(candidates={"n_groups": 2}))
     result = workflow.run("--dry-run")
     jobs = result.stdout.split("\nrule ")[1:]
-    llm_rules = ("atomic_questions", "compose_questions", "filter_questions", "decompose_questions")
+    llm_rules = ("atomic_questions", "compose_questions", "judge_questions", "decompose_questions")
     llm_jobs = [job for job in jobs if job.startswith(llm_rules)]
     assert len(llm_jobs) == 7  # 2 atomic, 3 compositions, the filter, the decomposition
     assert all("llm_slots=1" in job for job in llm_jobs)
     assert not any("llm_slots" in job for job in jobs if not job.startswith(llm_rules))
+
+
+@pytest.mark.parametrize("depth", [0, 10])
+def test_the_judge_waits_for_the_searches_only_when_it_pools(workflow, depth):
+    workflow.write_config(tiny_config(candidates={"n_groups": 2}, pooling={"depth": depth}))
+    result = workflow.run("--dry-run", "results/tiny/questions/answers.parquet")
+    rules = {job.split(":")[0] for job in result.stdout.split("\nrule ")[1:]}
+    assert "judge_questions" in rules
+    assert ("search" in rules) == (depth > 0)

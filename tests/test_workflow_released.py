@@ -35,8 +35,8 @@ TEMPLATE = "{title} [SEP] {text}"
 GENERATION_RULES = {
     "encode_shard", "gather_embeddings", "reduce", "cluster", "assign_clusters",
     "group_by_document", "sample_candidates", "atomic_questions", "gather_atomic_questions",
-    "compose_questions", "gather_composed_questions", "filter_questions", "gather_answers",
-    "assemble_dataset", "dataset_statistics", "example_questions",
+    "compose_questions", "gather_composed_questions", "written_questions", "judge_questions",
+    "gather_answers", "assemble_dataset", "dataset_statistics", "example_questions",
 }  # fmt: skip
 
 

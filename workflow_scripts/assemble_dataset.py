@@ -7,6 +7,7 @@ with script_context(snakemake):
     assemble_step(
         list(snakemake.input.questions),
         snakemake.input.answers,
+        snakemake.input.pooled,
         all_out=snakemake.output.all,
         kept_out=snakemake.output.kept,
         mode=snakemake.params.mode,

@@ -1,5 +1,6 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
+from boolbench.generation.filtering import member_judge
 from boolbench.generation.questions import GenerationSettings
 from boolbench.generation.steps import atomic_step
 from boolbench.workflow import job_shard, llm_job, script_context
@@ -11,9 +12,10 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         snakemake.output.questions,
         llm,
         prompt=snakemake.params.prompt,
-        template=snakemake.params.template,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
         shard=job_shard(snakemake),
+        template=snakemake.params.template,
+        kinds=snakemake.input.get("kinds"),
         subject_prompt=snakemake.params.subject_prompt,
-        kind_template=snakemake.params.kind_template,
+        judge=member_judge(snakemake.params.member_judge, snakemake.params.seed),
     )

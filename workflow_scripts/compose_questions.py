@@ -8,13 +8,12 @@ with script_context(snakemake), llm_job(snakemake) as llm:
     compose_step(
         snakemake.wildcards.operator,
         snakemake.input.candidates,
-        snakemake.input.get("simple"),
-        snakemake.input.get("disjunctive"),
+        snakemake.input.simple,
+        snakemake.input.disjunctive,
         snakemake.output.questions,
         llm,
         prompt=snakemake.params.prompt,
-        template=snakemake.params.template,
+        forms=snakemake.params.forms,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
         shard=job_shard(snakemake),
-        forms=snakemake.params.forms,
     )

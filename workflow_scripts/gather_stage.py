@@ -5,12 +5,14 @@ from boolbench.workflow import script_context
 
 # The gather job of every LLM stage (a script, not a run: block, which would start another
 # Snakemake process that parses the whole workflow: 4-5 s on the critical path, each time).
+# Every output but the accounting is the gather of the input of the same name.
 with script_context(snakemake):
     gather_stage(
-        snakemake.input.shards,
+        {
+            name: (list(snakemake.input[name]), path)
+            for name, path in snakemake.output.items()
+            if name != "accounting"
+        },
         snakemake.input.accounting,
-        rows_out=snakemake.output[0],
         accounting_out=snakemake.output.accounting,
-        checks=snakemake.input.get("checks"),
-        checks_out=snakemake.output.get("check"),
     )

@@ -1,54 +1,51 @@
-"""AND / OR / NOT questions with their positive and negative passages (paper section 4.3).
+"""AND / OR / NOT questions with their positive and negative passages (paper section 4.3), built
+on a group's kind and its members' simple questions ("Which <kind> <predicate>?").
 
-- AND: only one randomly chosen candidate answers it. Positive: that passage; negatives: the
-  other candidates. The recorded expression is (disjunctive AND the positive's simple question).
-  Mode constrain (the paper): the LLM adds constraints to the disjunctive question. Mode quiz:
-  the LLM writes a question whose answer is the positive's subject without naming it (which
-  kind of thing, and a fact only it has).
-- OR: two randomly chosen simple questions joined with OR and paraphrased. Positives: their two
-  passages; negatives: the other candidates. The paraphrase must keep both operands' words.
-- NOT: the disjunctive question NOT one randomly chosen simple question. Negative: that
-  question's passage; positives: the other candidates. Mode llm (the paper): the LLM
-  paraphrases the expression. Mode template (with kinds-mode disjunctive questions): a not_kind
-  form, "What are some <kind> other than <subject>?", over the passages of the group's shared
-  kind only (the others are not labelled).
+- AND: the disjunctive question plus a constraint only the positive meets: "Which <kind>
+  <predicate of the positive>?". Positive: that member; negatives: the other members, which
+  answer the disjunctive part (they are of the kind) but not the constraint.
+- OR: two alternatives at the same level in one question: "Which <kind> <predicate a> or
+  <predicate b>?". Positives: the two members; negatives: the other members.
+- NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
+  <subject>?" (forms vary). Negative: the excluded member; positives: the other members.
+Each group gives up to `per_group` questions of each type (another positive, pair or excluded
+member each). The question is one of the operator's template forms, drawn with the group's
+seed; with compose mode llm the LLM rewrites it (checked like any LLM output: it must keep what
+the construction says, and not name an answer), and the form stays the fallback.
 
-Artifact questions/{and,or,not}.parquet: qid, type, group, cluster, QUESTION_COLUMNS, operator,
-operand_qids (list<string>), operand_texts (list<string>), positives, negatives (list<string>
-of pids). Random choices use a generator seeded by (seed, group, operator), so they are stable
-as the run grows.
+Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number), type, group,
+cluster, QUESTION_COLUMNS, operator, operand_qids and operand_texts (the recorded Boolean
+expression: AND disjunctive and the positive's simple question; OR the two simple questions;
+NOT disjunctive and the excluded member's simple question), positives, negatives (list<string>
+of pids). A group that gives no question of a type has one dropped row saying why. Random
+choices use a generator seeded by (seed, group, operator), so they are stable as the run grows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from boolbench.constants import TYPES
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     QUESTION_FIELDS,
     GenerationSettings,
     Item,
+    Outcome,
+    check_item,
     disjunctive_qid,
     generate,
     log_outcomes,
     outcome_columns,
     shorten,
-    simple_qid,
 )
-from boolbench.generation.validation import (
-    as_clause,
-    check_question,
-    content_words,
-    strip_question_mark,
-)
+from boolbench.generation.validation import content_words, mentions
 from boolbench.llm import LLMClient
 
-OPERATORS = TYPES  # the operator of each question type
 _LIST = pa.list_(pa.string())
 COMPOSED_SCHEMA = pa.schema(
     [("qid", pa.string()), ("type", pa.string()), ("group", pa.int64()), ("cluster", pa.int64()),
@@ -56,11 +53,13 @@ COMPOSED_SCHEMA = pa.schema(
      ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST)]
 )  # fmt: skip
 _OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3}
+KEEP_SHARE = 0.5  # of a predicate's content words an LLM rewrite must keep
 
 
 @dataclass
 class Plan:
-    """A composed question before its text is written."""
+    """One composed question before its text is settled: its labels, its expression and the
+    template's question (`draft`); `item` asks the LLM to rewrite it (compose mode llm)."""
 
     qid: str
     type: str
@@ -70,221 +69,236 @@ class Plan:
     negatives: list[str]
     operand_qids: list[str]
     operand_texts: list[str | None]
-    item: Item | None = None  # what to ask the LLM; None: nothing to ask
-    rendered: str | None = None  # a question made without the LLM (a template mode)
-    reason: str | None = None  # why neither is there (default: an operand was dropped)
+    draft: str | None = None
+    item: Item | None = None
+    reason: str | None = None  # why there is no question (no draft)
+    answers: tuple[str, ...] = ()  # subjects the question must not name
+    excluded: str | None = None  # NOT: the subject it excludes
+    checks: tuple = field(default=())
 
 
-def _rng(seed: int, group: int, operator: str) -> np.random.Generator:
-    return np.random.default_rng([seed, group, _OPERATOR_CODE[operator]])
+@dataclass(frozen=True)
+class Group:
+    """What composition reads of one group: its candidates (by slot), its kind row and its
+    members' simple questions (by slot)."""
+
+    group: int
+    cluster: int
+    candidates: pd.DataFrame
+    kind: dict | None
+    simple: dict[int, dict]
+
+    @property
+    def members(self) -> list[int]:
+        return [int(s) for s in self.kind["members"]] if self.kind else []
+
+    def pid(self, slot: int) -> str:
+        return self.candidates.loc[self.candidates["slot"] == slot, "pid"].iloc[0]
+
+    def asked(self) -> list[int]:
+        """Members whose simple question was written (usable as AND/OR operands)."""
+        return [s for s in self.members if _ok(self.simple.get(s))]
+
+    def texts(self) -> tuple[str, ...]:
+        return tuple(self.candidates["text"])
 
 
 def _ok(row) -> bool:
     return row is not None and row["status"] != "dropped"
 
 
-def keeps_operands(operands: tuple[str, ...], joiner: str, share: float = 0.5):
-    """A check that a merged question still says both operands (at least `share` of each
-    one's content words) and joins them with `joiner` ("or")."""
+def _rng(seed: int, group: int, operator: str) -> np.random.Generator:
+    return np.random.default_rng([seed, group, _OPERATOR_CODE[operator]])
+
+
+def _form(forms: list[str], rng: np.random.Generator) -> str:
+    return forms[int(rng.integers(len(forms)))]
+
+
+def _none(operator: str, g: Group, reason: str) -> list[Plan]:
+    return [Plan(f"{operator.lower()}-{g.group:05d}-0", operator, g.group, g.cluster, [], [], [],
+                 [], reason=reason)]  # fmt: skip
+
+
+def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
+    """AND: each chosen member is the positive of "Which <kind> <its predicate>?"; the other
+    members are its negatives (of the kind, without the constraint)."""
+    if g.kind is None:
+        return _none("AND", g, "no_kind")
+    rng = _rng(settings.seed, g.group, "AND")
+    asked = g.asked()
+    if not asked:
+        return _none("AND", g, "no_simple_question")
+    plans = []
+    for k, slot in enumerate(rng.permutation(asked)[: settings.per_group]):
+        simple = g.simple[int(slot)]
+        values = {"kind": g.kind["kind"], "kind_singular": g.kind["kind_singular"],
+                  "predicate": simple["predicate"]}  # fmt: skip
+        plans.append(
+            Plan(
+                f"and-{g.group:05d}-{k}", "AND", g.group, g.cluster,
+                positives=[g.pid(int(slot))],
+                negatives=[g.pid(s) for s in g.members if s != slot],
+                operand_qids=[disjunctive_qid(g.group), simple["qid"]],
+                operand_texts=[g.kind["question"], simple["question"]],
+                draft=_form(forms, rng).format(**values),
+                answers=(simple["subject"],),
+                checks=(_keeps(simple["predicate"], "drops_the_constraint"),),
+            )
+        )  # fmt: skip
+    return plans
+
+
+def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
+    """OR: each chosen pair of members is the positives of "Which <kind> <predicate a> or
+    <predicate b>?"; the other members are its negatives."""
+    if g.kind is None:
+        return _none("OR", g, "no_kind")
+    rng = _rng(settings.seed, g.group, "OR")
+    pairs = list(itertools.combinations(g.asked(), 2))
+    if not pairs:
+        return _none("OR", g, "fewer_than_two_simple_questions")
+    plans = []
+    for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
+        a, b = (g.simple[s] for s in pairs[int(index)])
+        values = {"kind": g.kind["kind"], "kind_singular": g.kind["kind_singular"],
+                  "first": a["predicate"], "second": b["predicate"]}  # fmt: skip
+        chosen = {a["slot"], b["slot"]}
+        plans.append(
+            Plan(
+                f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
+                positives=[g.pid(a["slot"]), g.pid(b["slot"])],
+                negatives=[g.pid(s) for s in g.members if s not in chosen],
+                operand_qids=[a["qid"], b["qid"]],
+                operand_texts=[a["question"], b["question"]],
+                draft=_form(forms, rng).format(**values),
+                answers=(a["subject"], b["subject"]),
+                checks=(_keeps(a["predicate"], "drops_an_alternative"),
+                        _keeps(b["predicate"], "drops_an_alternative")),
+            )
+        )  # fmt: skip
+    return plans
+
+
+def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
+    """NOT: each chosen member is excluded by name from "Which <kind> are there besides
+    <subject>?" and is its negative; the other members are its positives."""
+    if g.kind is None:
+        return _none("NOT", g, "no_kind")
+    rng = _rng(settings.seed, g.group, "NOT")
+    named = [s for s in g.members if isinstance((g.simple.get(s) or {}).get("subject"), str)]
+    if not named:
+        return _none("NOT", g, "no_subject")
+    plans = []
+    for k, slot in enumerate(rng.permutation(named)[: settings.per_group]):
+        excluded = g.simple[int(slot)]
+        plans.append(
+            Plan(
+                f"not-{g.group:05d}-{k}", "NOT", g.group, g.cluster,
+                positives=[g.pid(s) for s in g.members if s != slot],
+                negatives=[g.pid(int(slot))],
+                operand_qids=[disjunctive_qid(g.group), excluded["qid"]],
+                operand_texts=[g.kind["question"], excluded["question"]],
+                draft=_form(forms, rng).format(kind=g.kind["kind"], excluded=excluded["subject"]),
+                excluded=excluded["subject"],
+                checks=(_names(excluded["subject"]),),
+            )
+        )  # fmt: skip
+    return plans
+
+
+PLANNERS = {"AND": plan_and, "OR": plan_or, "NOT": plan_not}
+
+
+def _keeps(predicate: str, reason: str):
+    """A rewrite must keep at least KEEP_SHARE of a predicate's content words."""
+    wanted = set(content_words(predicate))
 
     def check(question: str) -> str | None:
-        if f" {joiner} " not in f" {question.lower()} ":
-            return f"no_{joiner}"
         have = set(content_words(question))
-        for operand in operands:
-            wanted = set(content_words(operand))
-            if wanted and len(wanted & have) < share * len(wanted):
-                return "drops_an_operand"
-        return None
+        return reason if wanted and len(wanted & have) < KEEP_SHARE * len(wanted) else None
 
     return check
 
 
-def plan_group(
-    operator: str,
-    group: int,
-    candidates: pd.DataFrame,
-    simple: dict[int, dict],
-    disjunctive: dict | None,
-    settings: GenerationSettings,
-    mode: str | None = None,
-    forms: list[str] | None = None,
-) -> Plan:
-    """Labels and prompt values of one group's question of type `operator` (`mode`: how the
-    prompt set writes it; `forms`: the not_kind templates of NOT's template mode)."""
-    cands = candidates.sort_values("slot")
-    pids, texts = list(cands["pid"]), list(cands["text"])
-    slots = list(cands["slot"])
-    rng = _rng(settings.seed, group, operator)
-    plan = Plan(
-        f"{operator.lower()}-{group:05d}", operator, group, int(cands["cluster"].iloc[0]),
-        [], [], [], [],
-    )  # fmt: skip
-    short = [shorten(t, settings.max_passage_words) for t in texts]
-    valid = [s for s in slots if _ok(simple.get(s))]
-
-    if operator == "AND":
-        chosen = int(rng.choice(slots))
-        i = slots.index(chosen)
-        plan.positives = [pids[i]]
-        plan.negatives = [p for p in pids if p != pids[i]]
-        constraint = simple.get(chosen)
-        plan.operand_qids = [disjunctive_qid(group), simple_qid(group, chosen)]
-        plan.operand_texts = [
-            disjunctive["question"] if _ok(disjunctive) else None,
-            constraint["question"] if _ok(constraint) else None,
-        ]
-        subject = constraint.get("subject") if constraint is not None else None
-        if mode == "quiz" and not (isinstance(subject, str) and subject):
-            return plan
-        if mode != "quiz" and not _ok(disjunctive):
-            return plan
-        values = {
-            "question": disjunctive["question"] if _ok(disjunctive) else "",
-            "positive": short[i],
-            "positive_paragraphs": f"[positive] {short[i]}",
-            "negative_paragraphs": "\n\n".join(
-                f"[negative] {t}" for j, t in enumerate(short) if j != i
-            ),
-            "subject": subject or "",
-        }
-        fallback = None
-        if _ok(constraint) and _ok(disjunctive):
-            fallback = {
-                "question": strip_question_mark(disjunctive["question"]),
-                "constraint": as_clause(constraint["question"]),
-            }
-        operands = tuple(t for t in plan.operand_texts if t)
-        forbidden = (subject,) if mode == "quiz" else ()
-        plan.item = Item(plan.qid, values, tuple(texts), fallback, operands, forbidden)
-        return plan
-    elif operator == "OR":
-        if len(valid) < 2:
-            plan.operand_qids = [simple_qid(group, s) for s in slots[:2]]
-            plan.operand_texts = [None, None]
-            return plan
-        first, second = (int(s) for s in rng.choice(valid, size=2, replace=False))
-        qa, qb = simple[first]["question"], simple[second]["question"]
-        chosen = {pids[slots.index(first)], pids[slots.index(second)]}
-        plan.positives = [pids[slots.index(first)], pids[slots.index(second)]]
-        plan.negatives = [p for p in pids if p not in chosen]
-        plan.operand_qids = [simple_qid(group, first), simple_qid(group, second)]
-        plan.operand_texts = [qa, qb]
-        values = {"expression": f'"{qa}" OR "{qb}"', "first": qa, "second": qb}
-        fallback = {"first": strip_question_mark(qa), "second": as_clause(qb)}
-        plan.item = Item(
-            plan.qid, values, tuple(texts), fallback, (qa, qb),
-            extra_checks=(keeps_operands((qa, qb), "or"),),
-        )  # fmt: skip
-        return plan
-    elif operator == "NOT" and mode == "template":
-        return _plan_kind_not(plan, rng, cands, simple, disjunctive, forms or [], settings)
-    elif operator == "NOT":
-        if not _ok(disjunctive) or not valid:
-            plan.operand_qids = [disjunctive_qid(group)]
-            plan.operand_texts = [disjunctive["question"] if _ok(disjunctive) else None]
-            return plan
-        excluded = int(rng.choice(valid))
-        i = slots.index(excluded)
-        dq, eq = disjunctive["question"], simple[excluded]["question"]
-        plan.negatives = [pids[i]]
-        plan.positives = [p for p in pids if p != pids[i]]
-        plan.operand_qids = [disjunctive_qid(group), simple_qid(group, excluded)]
-        plan.operand_texts = [dq, eq]
-        values = {"expression": f'"{dq}" NOT "{eq}"', "question": dq, "excluded": eq}
-        fallback = {"question": strip_question_mark(dq), "excluded": as_clause(eq)}
-    else:
-        raise ValueError(f"unknown operator {operator!r}")
-    operands = tuple(t for t in plan.operand_texts if t)
-    plan.item = Item(plan.qid, values, tuple(texts), fallback, operands)
-    return plan
+def _names(subject: str):
+    """A NOT question must name what it excludes."""
+    return lambda question: None if mentions(question, subject) else "drops_the_exclusion"
 
 
-def _plan_kind_not(plan, rng, cands, simple, disjunctive, forms, settings) -> Plan:
-    """NOT in template mode: exclude one passage of the group's shared kind by its subject."""
-    plan.operand_qids = [disjunctive_qid(plan.group)]
-    plan.operand_texts = [disjunctive["question"] if _ok(disjunctive) else None]
-    members = list(disjunctive["members"]) if _ok(disjunctive) else []
-    members = [s for s in members if isinstance((simple.get(s) or {}).get("subject"), str)]
-    if len(members) < 2 or not forms:
-        plan.reason = "no_shared_kind"
-        return plan
-    excluded = int(rng.choice(members))
-    form = forms[int(rng.integers(len(forms)))]
-    by_slot = dict(zip(cands["slot"], cands["pid"], strict=True))
-    plan.negatives = [by_slot[excluded]]
-    plan.positives = [by_slot[s] for s in sorted(members) if s != excluded]
-    plan.operand_qids.append(simple_qid(plan.group, excluded))
-    plan.operand_texts.append(simple[excluded]["question"] if _ok(simple[excluded]) else None)
-    values = {"kind": disjunctive["kind"], "excluded": simple[excluded]["subject"]}
-    plan.rendered = form.format(**values)
-    question, invalid = check_question(plan.rendered, list(cands["text"]), settings.max_words)
-    plan.rendered, plan.reason = (
-        (question, None) if invalid is None else (None, f"template {invalid}")
-    )
-    return plan
+def _prompt_values(plan: Plan, g: Group, settings: GenerationSettings) -> dict[str, str]:
+    """What the LLM's rewrite prompt of one plan may use (the paper's prompts' fields)."""
+    texts = {g.pid(int(s)): shorten(t, settings.max_passage_words)
+             for s, t in zip(g.candidates["slot"], g.candidates["text"], strict=True)}  # fmt: skip
+    first, second = (plan.operand_texts + [None, None])[:2]
+    return {
+        "draft": plan.draft,
+        "question": g.kind["question"],
+        "positive_paragraphs": "\n\n".join(f"[positive] {texts[p]}" for p in plan.positives),
+        "negative_paragraphs": "\n\n".join(f"[negative] {texts[p]}" for p in plan.negatives),
+        "expression": f'"{first}" {plan.type} "{second}"',
+        "first": first or "",
+        "second": second or "",
+        "excluded": plan.excluded or "",
+    }
 
 
 def compose(
     operator: str,
     candidates: pd.DataFrame,
     simple: pd.DataFrame,
-    disjunctive: pd.DataFrame,
+    kinds: pd.DataFrame,
     llm: LLMClient,
     prompt: Prompt,
     settings: GenerationSettings,
-    template: str | None,
+    forms: list[str],
     model: str,
-    forms: list[str] | None = None,
 ) -> pd.DataFrame:
-    """The `operator` question of every group, with labels (`forms`: NOT's template mode)."""
+    """The `operator` questions of every group of `candidates`, with labels: the template's
+    question, or (compose mode llm) the LLM's rewrite of it."""
     simple_by_group: dict[int, dict[int, dict]] = {}
     for row in simple.to_dict("records"):
-        simple_by_group.setdefault(row["group"], {})[row["slot"]] = row
-    disj_by_group = {row["group"]: row for row in disjunctive.to_dict("records")}
-    plans = [
-        plan_group(
-            operator,
-            group,
-            cands,
-            simple_by_group.get(group, {}),
-            disj_by_group.get(group),
-            settings,
-            prompt.mode,
-            forms,
-        )
-        for group, cands in candidates.groupby("group", sort=True)
-    ]
+        simple_by_group.setdefault(int(row["group"]), {})[int(row["slot"])] = row
+    kind_by_group = {int(r["group"]): r for r in kinds.to_dict("records") if _ok(r)}
+    plans: list[Plan] = []
+    for group, cands in candidates.groupby("group", sort=True):
+        g = Group(int(group), int(cands["cluster"].iloc[0]), cands.sort_values("slot"),
+                  kind_by_group.get(int(group)), simple_by_group.get(int(group), {}))  # fmt: skip
+        for plan in PLANNERS[operator](g, forms, settings):
+            if plan.draft is not None:
+                _settle_draft(plan, g, settings)
+                if plan.draft is not None and prompt.mode == "llm":
+                    # an operand of a dropped simple question is null (NaN in a frame)
+                    operands = tuple(t for t in plan.operand_texts if isinstance(t, str))
+                    plan.item = Item(plan.qid, _prompt_values(plan, g, settings), g.texts(),
+                                     {"draft": plan.draft}, operands, plan.answers,
+                                     plan.checks)  # fmt: skip
+            plans.append(plan)
     items = [p.item for p in plans if p.item is not None]
-    outcomes = generate(llm, prompt, items, settings, template) if items else {}
+    outcomes = generate(llm, prompt, items, settings, "{draft}") if items else {}
     log_outcomes(operator, outcomes)
     rows = []
     for plan in plans:
         if plan.item is not None:
-            columns = outcome_columns(outcomes[plan.qid], prompt, model)
-        elif plan.rendered is not None:
-            columns = {
-                "question": plan.rendered, "source": "template", "status": "ok", "reason": None,
-                "attempts": 0, "prompt_hash": prompt.hash, "model": model,
-            }  # fmt: skip
+            outcome = outcomes[plan.qid]
+        elif plan.draft is not None:
+            outcome = Outcome(plan.draft, "template", "ok", None, 0)
         else:
-            columns = {
-                "question": None, "source": None, "status": "dropped",
-                "reason": plan.reason or "operand_dropped", "attempts": 0,
-                "prompt_hash": prompt.hash, "model": model,
-            }  # fmt: skip
+            outcome = Outcome(None, None, "dropped", plan.reason, 0)
         rows.append(
-            {
-                "qid": plan.qid,
-                "type": plan.type,
-                "group": plan.group,
-                "cluster": plan.cluster,
-                **columns,
-                "operator": plan.type,
-                "operand_qids": plan.operand_qids,
-                "operand_texts": plan.operand_texts,
-                "positives": plan.positives,
-                "negatives": plan.negatives,
-            }
-        )
-    return pd.DataFrame(rows)
+            {"qid": plan.qid, "type": plan.type, "group": plan.group, "cluster": plan.cluster,
+             **outcome_columns(outcome, prompt, model), "operator": plan.type,
+             "operand_qids": plan.operand_qids, "operand_texts": plan.operand_texts,
+             "positives": plan.positives, "negatives": plan.negatives}
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=COMPOSED_SCHEMA.names)
+
+
+def _settle_draft(plan: Plan, g: Group, settings: GenerationSettings) -> None:
+    """The template's question passes the checks of any question (else no question, and why)."""
+    probe = Item(plan.qid, {}, g.texts(), forbidden=plan.answers, extra_checks=plan.checks)
+    question, reason = check_item(probe, plan.draft, settings.max_words)
+    if reason is None:
+        plan.draft = question
+    else:
+        plan.draft, plan.reason = None, f"template {reason}"

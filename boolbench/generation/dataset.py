@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 
 from boolbench.constants import TYPES
 from boolbench.dataset_card import write_card
-from boolbench.generation.filtering import verdicts
+from boolbench.errors import InputError
+from boolbench.generation.filtering import outside_kind, verdicts
 from boolbench.io import atomic_path, write_table_atomic, write_text_atomic
 from boolbench.labels import COMPLETED, GROUP, judgements, negative_judgements, with_pooled
 from boolbench.report import html
@@ -46,9 +47,9 @@ DATASET_SCHEMA = pa.schema(
         ("qid", pa.string()), ("type", pa.string()), ("question", pa.string()),
         ("source", pa.string()), ("operator", pa.string()), ("operand_qids", _LIST),
         ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST),
-        ("pooled_positives", _LIST), ("pooled_negatives", _LIST), ("group", pa.int64()),
-        ("cluster", pa.int64()), ("split", pa.string()), ("prompt_hash", pa.string()),
-        ("model", pa.string()),
+        ("pooled_positives", _LIST), ("pooled_negatives", _LIST),
+        ("group", pa.int64()), ("cluster", pa.int64()), ("split", pa.string()),
+        ("prompt_hash", pa.string()), ("model", pa.string()),
     ]
 )  # fmt: skip
 ALL_SCHEMA = DATASET_SCHEMA.append(pa.field("status", pa.string()))
@@ -66,16 +67,53 @@ def split_of(group: int, seed: int, train_fraction: float) -> str:
     return "train" if int.from_bytes(digest[:8], "big") / 2**64 < train_fraction else "test"
 
 
+def written(composed: pd.DataFrame, train_fraction: float, seed: int) -> pd.DataFrame:
+    """The composed questions that were written, in DATASET_COLUMNS (no pooled labels yet),
+    with their split."""
+    table = composed[composed["status"] != "dropped"].copy()
+    if table.empty:
+        reasons = dict(Counter(composed["reason"].dropna()))
+        raise InputError(
+            f"no AND, OR or NOT question was written for {composed['group'].nunique()} groups "
+            f"(reasons: {reasons}); see questions/disjunctive.parquet and simple.parquet, or "
+            "raise candidates.n_groups"
+        )
+    table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
+    table["pooled_positives"] = [[] for _ in range(len(table))]
+    table["pooled_negatives"] = [[] for _ in range(len(table))]
+    return table.sort_values(["group", "type", "qid"], key=_type_order)[DATASET_COLUMNS]
+
+
+def dataset_table(frame: pd.DataFrame) -> pa.Table:
+    return pa.Table.from_pandas(frame[DATASET_COLUMNS], schema=DATASET_SCHEMA,
+                                preserve_index=False)  # fmt: skip
+
+
 def assemble(
     questions: pd.DataFrame,
     answers: pd.DataFrame,
+    pooled: pd.DataFrame,
     mode: str,
     train_fraction: float,
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(all questions with verdicts and reasons, the kept ones)."""
-    table = with_pooled(questions.merge(verdicts(answers), on="qid", how="left"))
+    """(all questions with verdicts and reasons, the kept ones), with the pooled passages the
+    judge found relevant (pooled_positives) or not (pooled_negatives); a pooled passage whose
+    judgement failed stays unjudged."""
+    table = questions.merge(verdicts(answers), on="qid", how="left")
     table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
+    # Labelled passages the judge read as outside the kind leave the group labels, judged.
+    outside = answers[outside_kind(answers)].groupby("qid")["pid"].agg(set)
+    for column in ("positives", "negatives"):
+        table[column] = [[p for p in pids if p not in outside.get(q, set())]
+                         for q, pids in zip(table["qid"], table[column], strict=True)]  # fmt: skip
+    judged = pooled[pooled["relevant"].notna()].sort_values(["qid", "rank", "pid"])
+    for column, relevant in (("pooled_positives", True), ("pooled_negatives", False)):
+        lists = judged[judged["relevant"] == relevant].groupby("qid")["pid"].agg(list)
+        table[column] = [lists.get(q, []) for q in table["qid"]]
+    table["pooled_negatives"] = [sorted(outside.get(q, set())) + pids
+                                 for q, pids in zip(table["qid"], table["pooled_negatives"],
+                                                    strict=True)]  # fmt: skip
     written = table["status"] != "dropped"
     passes = table["passes_strict" if mode == "strict" else "passes_default"]
     table["kept"] = written & passes.fillna(False).astype(bool)
@@ -83,8 +121,16 @@ def assemble(
     table.loc[~written, "reject_reason"] = "dropped: " + table.loc[~written, "reason"].astype(str)
     failed = written & ~table["kept"]
     table.loc[failed, "reject_reason"] = "filter: " + table.loc[failed, "filter_reason"].astype(str)
-    table = table.sort_values(["group", "type"], key=_type_order).reset_index(drop=True)
+    table = table.sort_values(["group", "type", "qid"], key=_type_order).reset_index(drop=True)
     kept = table[table["kept"]][DATASET_COLUMNS].reset_index(drop=True)
+    if kept.empty and written.any():
+        # `written` is in the order before sorting: read the sorted table's own rows
+        reasons = dict(Counter(table.loc[table["status"] != "dropped", "filter_reason"].dropna()))
+        raise InputError(
+            f"the filter rejected all {int(written.sum())} written questions (reasons: "
+            f"{reasons}); nothing to evaluate. See questions/answers.parquet; filter.mode: "
+            "default keeps questions whose negatives were not refused"
+        )
     return table[ALL_SCHEMA.names], kept
 
 
@@ -116,6 +162,12 @@ def table1(all_questions: pd.DataFrame) -> pd.DataFrame:
                 "questions": len(kept),
                 "avg_pos": kept["positives"].map(len).mean() if len(kept) else float("nan"),
                 "avg_neg": kept["negatives"].map(len).mean() if len(kept) else float("nan"),
+                "avg_pooled_pos": (
+                    kept["pooled_positives"].map(len).mean() if len(kept) else float("nan")
+                ),
+                "avg_pooled_neg": (
+                    kept["pooled_negatives"].map(len).mean() if len(kept) else float("nan")
+                ),
                 "generated": len(part),
                 "llm": int((part["source"] == "llm").sum()),
                 "fallback": int((part["status"] == "fallback").sum()),
@@ -131,12 +183,29 @@ def table1(all_questions: pd.DataFrame) -> pd.DataFrame:
 
 
 TABLE1_NOTES = [
-    "questions, avg_pos, avg_neg: kept questions (the paper's Table 1). generated: groups "
-    "composed; llm: written by the LLM; fallback: LLM output rejected by validation and "
-    "replaced by a template; dropped: neither; filtered_out: written but rejected by the "
-    "cyclic-consistency filter; pass_rate(_strict): filter pass rate of written questions in "
-    "default (strict) mode.",
+    "questions, avg_pos, avg_neg: kept questions and their group labels (the paper's Table 1); "
+    "avg_pooled_pos, avg_pooled_neg: their pooled labels (pooled passages judged relevant / "
+    "not). generated: questions planned (a group without one of a type counts once); llm: "
+    "written by the LLM; fallback: LLM output rejected by validation and replaced by the "
+    "template's question; dropped: no question; filtered_out: written but rejected by the "
+    "filter; pass_rate(_strict): filter pass rate of written questions in default (strict) "
+    "mode.",
 ]
+
+
+def rejections(steps: dict[str, pd.DataFrame], all_questions: pd.DataFrame) -> pd.DataFrame:
+    """What was rejected and why: per reason (rows), the atomic steps' drops and each type's
+    drops and filter rejections (columns)."""
+    counts = {step: Counter(frame.loc[frame["status"] == "dropped", "reason"].dropna())
+              for step, frame in steps.items()}  # fmt: skip
+    for kind in TYPES:
+        part = all_questions[all_questions["type"] == kind]
+        counts[kind] = Counter(part["reject_reason"].dropna())
+    reasons = sorted({r for c in counts.values() for r in c})
+    return pd.DataFrame(
+        [{"reason": r, **{step: c.get(r, 0) for step, c in counts.items()}} for r in reasons],
+        columns=["reason", *counts],
+    )
 
 
 def check_line(rates: dict) -> str:
@@ -154,17 +223,26 @@ def check_line(rates: dict) -> str:
     )
 
 
-def write_table1(table: pd.DataFrame, csv_out, md_out, html_out, notes=None) -> None:
+def write_table1(
+    table: pd.DataFrame, csv_out, md_out, html_out, notes=None, rejected: pd.DataFrame = None
+) -> None:
     """tables/table1.csv (numbers), .md and .html (`notes` below both: TABLE1_NOTES by
-    default)."""
+    default), with the rejections by reason (`rejected`) below the table."""
     notes = notes or TABLE1_NOTES
     write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
     rows = [[_cell(v) for v in row] for row in table.itertuples(False)]
     lines = html.markdown_table(list(table.columns), rows)
-    write_text_atomic(md_out, "\n".join([*lines, "", *notes]) + "\n")
     html_rows = [[html.escape(c) for c in row] for row in rows]
-    table_html = html.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)
-    html.write_page(html_out, "Table 1: dataset statistics", table_html + html.notes(notes))
+    parts = [html.table(list(table.columns), html_rows, text_columns=(0,), row_headers=True)]
+    if rejected is not None and len(rejected):
+        reason_rows = [[str(v) for v in row] for row in rejected.itertuples(False)]
+        lines += ["", "Rejected, by reason (atomic steps: drops; AND/OR/NOT: drops and filter):",
+                  "", *html.markdown_table(list(rejected.columns), reason_rows)]  # fmt: skip
+        parts.append(html.table(list(rejected.columns), [[html.escape(c) for c in r]
+                                                         for r in reason_rows],
+                                "Rejected, by reason", text_columns=(0,)))  # fmt: skip
+    write_text_atomic(md_out, "\n".join([*lines, "", *notes]) + "\n")
+    html.write_page(html_out, "Table 1: dataset statistics", "".join(parts) + html.notes(notes))
 
 
 def _cell(value) -> str:

@@ -1,43 +1,50 @@
-"""Cyclic-consistency filtering (paper section 4.4) and the answerer check.
+"""The judge: cyclic-consistency filtering (paper section 4.4), the answerer check, and the
+judging of pooled passages that completes each kept question's labels.
 
 The answerer reads a question with one passage at a time and says whether the passage answers
 it, in one of two ways (`filter.method`):
 - judge: a yes/no judgement read from the probabilities of the first answer token
-  (P(yes) / (P(yes) + P(no)) >= `threshold` counts as answered). One output token per pair,
-  and a graded score that discriminates where a small model's free answers do not.
+  (P(yes) / (P(yes) + P(no)) >= `threshold` counts as answered). One output token per pair.
 - answer: the paper's answerer, a brief free answer or "Cannot answer".
-
 Prompts put the passage before the question and requests are sent passage by passage, so the
 server reuses the passage's tokens (its prompt cache) for every question asked of it.
 
-What the answerer reads, per question type (`filter.scope`):
-- question (the paper): the composed question itself, with each labelled passage;
-- expression: the operands of its recorded Boolean expression, each a simple question, with
-  each passage, combined by the operator: AND: disjunctive and constraint; OR: either operand;
-  NOT: disjunctive and not the excluded question. The disjunctive operand is the group's kind
-  (kinds mode) or the disjunctive question read with the passage. Small answerers read simple
-  questions far better than composed ones (an OR question is "not answered" by a passage that
-  answers one half).
-Every simple question is read with its own passage, every other candidate of its group and a
-candidate of another cluster: that is the answerer check, and the expression scope's operands.
+What it reads (`filter.scope`, per type):
+- expression (default): the construction's operands, each a short question: whether a passage
+  is of the group's kind (the `membership` template, read with the passage's title and first
+  `pooling.lead_words` words), and the members' simple questions. AND: of the kind and the
+  positive's simple question; OR: of the kind and either simple question; NOT: of the kind
+  (the exclusion names the excluded member, so it holds by construction). Small answerers read
+  these far better than composed questions.
+- question (the paper): the composed question itself.
+Filter verdicts (`filter.mode`): default: every positive answers (the paper); strict: also
+every negative refuses, and (expression scope) AND and NOT negatives are of the kind, so that
+an AND negative meets the disjunctive part and a NOT negative is a member of the set.
+
+Pooling (TREC style): for each kept question, the union of every pooled model's top
+`pooling.depth` passages that are not labelled yet is judged: NOT: of the kind and not about
+the excluded subject; AND and OR: a passage that names none of the answers' subjects cannot
+state that they meet the constraint (judged not relevant, method name_gate); one that names
+one is read with the answer's simple question.
 
 Artifacts:
-- questions/answers.parquet: ANSWERS_SCHEMA, one row per (composed question, labelled passage):
-  qid, type, pid, role (positive | negative), scope, answer (the reply, question scope),
-  answered (does the passage answer the question, as the answerer reads it; null when a call
-  failed), p_yes (question scope, method judge), prompt_hash, model.
+- questions/answers.parquet: ANSWERS_SCHEMA, one row per (written composed question, labelled
+  passage): qid, type, pid, role (positive | negative), scope, answer (question scope, method
+  answer), answered (does the passage answer the question; null when a call failed), member
+  (is it of the group's kind; null when not read), p_yes (question scope), prompt_hash, model.
 - questions/answerer_check.parquet: CHECK_SCHEMA, one row per (simple question, passage):
-  relation own (the passage it was written from), sibling (another candidate of its group)
-  or other (a candidate of another cluster), and the verdict columns.
-
-Verdicts: a question passes (default mode) when every positive is answered; `strict` also
-requires every negative to be refused.
+  relation own (the passage it was written from), sibling (another candidate of its group) or
+  other (a candidate of another cluster), and the verdict columns.
+- questions/pooled.parquet: POOLED_SCHEMA, one row per (kept question, pooled passage): qid,
+  type, pid, rank (its best rank over the pooled models), relevant (null when a call failed),
+  method (membership | read | name_gate | excluded), p_yes, prompt_hash, model.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,28 +52,31 @@ import pandas as pd
 import pyarrow as pa
 
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.questions import shorten
-from boolbench.generation.validation import is_refusal
+from boolbench.generation.questions import shorten, subject_of_title
+from boolbench.generation.validation import is_refusal, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
 
 log = logging.getLogger(__name__)
-FILTER_MODES = ("default", "strict")
-METHODS = ("judge", "answer")
 _VERDICT_FIELDS = [
     ("answer", pa.string()), ("answered", pa.bool_()), ("p_yes", pa.float64()),
     ("prompt_hash", pa.string()), ("model", pa.string()),
 ]  # fmt: skip
 ANSWERS_SCHEMA = pa.schema(
     [("qid", pa.string()), ("type", pa.string()), ("pid", pa.string()), ("role", pa.string()),
-     ("scope", pa.string()), *_VERDICT_FIELDS]
+     ("scope", pa.string()), ("answer", pa.string()), ("answered", pa.bool_()),
+     ("member", pa.bool_()), ("p_yes", pa.float64()), ("prompt_hash", pa.string()),
+     ("model", pa.string())]
 )  # fmt: skip
-SCOPES = ("question", "expression")
 CHECK_SCHEMA = pa.schema(
     [("qid", pa.string()), ("group", pa.int64()), ("pid", pa.string()),
      ("relation", pa.string()), *_VERDICT_FIELDS]
 )  # fmt: skip
-RELATIONS = ("own", "sibling", "other")
+POOLED_SCHEMA = pa.schema(
+    [("qid", pa.string()), ("type", pa.string()), ("pid", pa.string()), ("rank", pa.int32()),
+     ("relevant", pa.bool_()), ("method", pa.string()), ("p_yes", pa.float64()),
+     ("prompt_hash", pa.string()), ("model", pa.string())]
+)  # fmt: skip
 TOP_LOGPROBS = 10  # alternatives of the first token read for a yes/no judgement
 
 
@@ -76,8 +86,8 @@ class AnswererSettings:
 
     method: str = "judge"
     threshold: float = 0.4
-    scope: dict = field(default_factory=lambda: {"and": "question", "or": "expression",
-                                                 "not": "expression"})  # fmt: skip
+    scope: dict = field(default_factory=lambda: dict.fromkeys(("and", "or", "not"),
+                                                              "expression"))  # fmt: skip
     answer_max_tokens: int = 96
     temperature: float = 0.0
     max_passage_words: int = 300
@@ -88,6 +98,21 @@ class AnswererSettings:
         keys = cls.__dataclass_fields__
         values = {k: v for k, v in section.items() if k in keys}
         return cls(**values, max_passage_words=max_passage_words, seed=seed)
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """The `pooling` section: how deep each model's run is pooled, which models, and how much
+    of a passage a membership read shows."""
+
+    depth: int = 10
+    models: tuple[str, ...] = ()
+    lead_words: int = 12
+
+    @classmethod
+    def from_config(cls, section: dict) -> PoolSettings:
+        """From the `pooling` section with `models` resolved to the corpus's model names."""
+        return cls(section["depth"], tuple(section["models"]), section["lead_words"])
 
 
 @dataclass(frozen=True)
@@ -189,60 +214,212 @@ def check_pairs(simple: pd.DataFrame, candidates: pd.DataFrame, seed: int) -> li
     return pairs
 
 
-def filter_and_check(
-    composed: pd.DataFrame,
-    simple: pd.DataFrame,
-    disjunctive: pd.DataFrame,
+def _and(*values: bool | None) -> bool | None:
+    """Three-valued AND: False if any is False, else None if any is unknown."""
+    if any(v is False for v in values):
+        return False
+    return None if any(v is None for v in values) else True
+
+
+def _or(*values: bool | None) -> bool | None:
+    """Three-valued OR: True if any is True, else None if any is unknown."""
+    if any(v is True for v in values):
+        return True
+    return None if any(v is None for v in values) else False
+
+
+class Reads:
+    """The judge's reads of one job, each asked once: a question with a passage (`read`), and
+    whether a passage is of a kind (`member`, with the passage's title and first words). Keys
+    are registered first, then asked in one batch ordered by passage (`run`)."""
+
+    def __init__(self, texts: dict[str, str], titles: dict[str, str | None],
+                 membership: str, settings: AnswererSettings, lead_words: int):  # fmt: skip
+        self.texts, self.titles = texts, titles
+        self.membership, self.settings, self.lead_words = membership, settings, lead_words
+        self.pairs: dict[tuple, Pair] = {}
+        self.passages: dict[str, str] = {}
+        self.verdicts: dict[tuple, dict] = {}
+
+    def read(self, question: str, pid: str) -> tuple:
+        key = ("read", question, pid)
+        if key not in self.verdicts and key not in self.pairs:
+            self.passages[pid] = self.texts[pid]
+            self.pairs[key] = Pair(key, question, pid)
+        return key
+
+    def member(self, kind: str, pid: str) -> tuple:
+        key = ("member", kind, pid)
+        if key not in self.verdicts and key not in self.pairs:
+            lead = f"lead|{pid}"  # the title and first words: what the passage is about
+            title = self.titles.get(pid)
+            text = shorten(self.texts[pid], self.lead_words)
+            self.passages[lead] = f"{title}: {text}" if isinstance(title, str) and title else text
+            self.pairs[key] = Pair(key, self.membership.format(kind=kind), lead)
+        return key
+
+    def run(self, llm: LLMClient, prompt: Prompt) -> None:
+        """Ask every registered pair not asked yet."""
+        pairs = list(self.pairs.values())
+        verdicts = ask(pairs, self.passages, llm, prompt, self.settings) if pairs else []
+        self.verdicts |= {pair.key: verdict for pair, verdict in zip(pairs, verdicts, strict=True)}
+        self.pairs = {}
+
+    def answered(self, key: tuple) -> bool | None:
+        return self.verdicts[key]["answered"]
+
+    def verdict(self, key: tuple) -> dict:
+        return self.verdicts[key]
+
+
+def member_judge(params: dict | None, seed: int) -> dict | None:
+    """The judge of a kinds job's membership reads, from its params (None: not verified)."""
+    if params is None:
+        return None
+    settings = AnswererSettings.from_config(params["answerer"], params["max_passage_words"],
+                                            seed)  # fmt: skip
+    return {"prompt": params["prompt"], "answerer": settings,
+            "membership": params["membership"], "lead_words": params["lead_words"]}  # fmt: skip
+
+
+def verify_members(
+    kinds: pd.DataFrame,
     candidates: pd.DataFrame,
     llm: LLMClient,
     prompt: Prompt,
     settings: AnswererSettings,
+    membership: str,
+    lead_words: int,
+) -> pd.DataFrame:
+    """The kinds with the members the judge reads as of the kind: every candidate of a group
+    with a kind is asked (a membership read, as the judge asks it later, so its answer is
+    cached); a kind keeps its question with at least two members, else it is dropped
+    (fewer_than_two_members_of_the_kind). The LLM that names a kind often counts in passages
+    that are not of it ("constellations" for a star); every question built on them would fail."""
+    kinds = kinds.copy()
+    texts = dict(zip(candidates["pid"], candidates["text"], strict=True))
+    titles = dict(zip(candidates["pid"], candidates["title"], strict=True))
+    reads = Reads(texts, titles, membership, settings, lead_words)
+    asked = {}
+    for i, row in kinds.iterrows():
+        if row["status"] != "dropped":
+            group = candidates[candidates["group"] == row["group"]]
+            asked[i] = [(int(s), reads.member(row["kind"], pid))
+                        for s, pid in zip(group["slot"], group["pid"], strict=True)]  # fmt: skip
+    reads.run(llm, prompt)
+    for i, keys in asked.items():
+        members = [slot for slot, key in keys if reads.answered(key) is True]
+        kinds.at[i, "members"] = members
+        if len(members) < 2:
+            kinds.loc[i, ["question", "source", "status", "reason"]] = [
+                None,
+                None,
+                "dropped",
+                "fewer_than_two_members_of_the_kind",
+            ]
+    log.info(
+        "kinds: %d of %d groups keep at least two members the judge reads as of the kind",
+        int((kinds["status"] != "dropped").sum()),
+        len(kinds),
+    )
+    return kinds
+
+
+@dataclass(frozen=True)
+class Construction:
+    """What the judge knows of the written questions: simple questions by qid, each group's
+    kind, and each passage's title."""
+
+    simple: dict[str, dict]
+    kinds: dict[int, dict]
+    titles: dict[str, str | None]
+
+    def kind(self, question) -> str | None:
+        row = self.kinds.get(int(question.group))
+        return row["kind"] if row else None
+
+    def operand(self, question, i: int) -> dict | None:
+        qids = list(question.operand_qids)
+        return self.simple.get(qids[i]) if i < len(qids) else None
+
+    def answers(self, question) -> list[dict]:
+        """The simple questions whose answers answer the question (AND: the positive's; OR:
+        both)."""
+        if question.type == "AND":
+            return [s for s in [self.operand(question, 1)] if s]
+        if question.type == "OR":
+            return [s for s in (self.operand(question, 0), self.operand(question, 1)) if s]
+        return []
+
+
+def _labelled_reads(question, pid: str, role: str, c: Construction, reads: Reads,
+                    scope: str) -> dict:  # fmt: skip
+    """Register what the judge reads of one labelled pair; gives the keys by name."""
+    if scope == "question":
+        return {"question": reads.read(question.question, pid)}
+    kind = c.kind(question)
+    keys = {"member": reads.member(kind, pid)} if kind else {}
+    for i, simple in enumerate(c.answers(question)):
+        keys[f"simple{i}"] = reads.read(simple["question"], pid)
+    return keys
+
+
+def _labelled_row(question, pid: str, role: str, keys: dict, reads: Reads, scope: str,
+                  prompt: Prompt, model: str) -> dict:  # fmt: skip
+    """A row of answers.parquet: the pair's verdict under the question's construction."""
+    row = {"qid": question.qid, "type": question.type, "pid": pid, "role": role, "scope": scope,
+           "answer": None, "answered": None, "member": None, "p_yes": None,
+           "prompt_hash": prompt.hash, "model": model}  # fmt: skip
+    if scope == "question":
+        verdict = reads.verdict(keys["question"])
+        return row | {k: verdict[k] for k in ("answer", "answered", "p_yes")}
+    member = reads.answered(keys["member"]) if "member" in keys else None
+    simples = [reads.answered(k) for name, k in keys.items() if name.startswith("simple")]
+    if "member" in keys and member is None:
+        answered = None  # the call failed: nothing is known of this pair
+    elif question.type == "NOT":
+        answered = _and(member, pid not in set(question.negatives))
+    else:
+        answered = _and(member, _or(*simples)) if simples else None
+    return row | {"answered": answered, "member": member}
+
+
+def filter_and_check(
+    written: pd.DataFrame,
+    simple: pd.DataFrame,
+    kinds: pd.DataFrame,
+    candidates: pd.DataFrame,
+    llm: LLMClient,
+    prompt: Prompt,
+    settings: AnswererSettings,
+    reads: Reads,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(answers, check): the answerer's reading of every labelled pair of the composed
-    questions (in each type's scope), and its check on the simple questions. One batch, so the
-    questions asked of one passage share its cached prompt."""
-    written = composed[composed["status"] != "dropped"]
-    scope_of = {kind: settings.scope[kind.lower()] for kind in written["type"].unique()}
-    pairs = check_pairs(simple, candidates, settings.seed)
-    for row in written.itertuples():
-        if scope_of[row.type] == "question":
-            pairs += [Pair(("question", row.qid, p), row.question, p)
-                      for p in [*row.positives, *row.negatives]]  # fmt: skip
-    needs_disjunctive = set(written.loc[written["type"].map(scope_of) == "expression", "group"])
-    for row in disjunctive.itertuples():
-        if row.group in needs_disjunctive and row.status != "dropped" and row.kinds is None:
-            group = candidates[candidates["group"] == row.group]
-            pairs += [Pair(("disj", row.group, p), row.question, p) for p in group["pid"]]
-    passages = dict(zip(candidates["pid"], candidates["text"], strict=True))
-    verdicts = dict(zip((p.key for p in pairs), ask(pairs, passages, llm, prompt, settings),
-                        strict=True))  # fmt: skip
-    check = pd.DataFrame(
-        [dict(zip(("qid", "group", "pid", "relation"), key[1:], strict=True)) | verdict
-         for key, verdict in verdicts.items() if key[0] == "check"],
-        columns=CHECK_SCHEMA.names,
-    )  # fmt: skip
-    reads = Operands(verdicts, simple, disjunctive, candidates)
-    rows = []
+    """(answers, check): the judge's reading of every labelled pair of the written questions,
+    and its check on the simple questions, in one batch (a passage's prompt is cached for
+    all the questions asked of it)."""
+    c = construction(simple, kinds, candidates)
+    scope_of = {kind: settings.scope[kind.lower()] for kind in ("AND", "OR", "NOT")}
+    check = check_pairs(simple, candidates, settings.seed)
+    check_keys = [(pair.key, reads.read(pair.question, pair.pid)) for pair in check]
+    pairs = []
     for row in written.itertuples():
         for role, pids in (("positive", row.positives), ("negative", row.negatives)):
             for pid in pids:
-                base = {"qid": row.qid, "type": row.type, "pid": pid, "role": role,
-                        "scope": scope_of[row.type]}  # fmt: skip
-                if scope_of[row.type] == "question":
-                    rows.append(base | verdicts[("question", row.qid, pid)])
-                else:
-                    answered = reads.expression(row, pid)
-                    rows.append(
-                        base
-                        | {
-                            "answer": None,
-                            "answered": answered,
-                            "p_yes": None,
-                            "prompt_hash": prompt.hash,
-                            "model": llm.model_name,
-                        }
-                    )
-    answers = pd.DataFrame(rows, columns=ANSWERS_SCHEMA.names)
+                keys = _labelled_reads(row, pid, role, c, reads, scope_of[row.type])
+                pairs.append((row, pid, role, keys))
+    reads.run(llm, prompt)
+    check_frame = pd.DataFrame(
+        [dict(zip(("qid", "group", "pid", "relation"), key[1:], strict=True))
+         | {k: reads.verdict(read)[k] for k in ("answer", "answered", "p_yes", "prompt_hash",
+                                                 "model")}
+         for key, read in check_keys],
+        columns=CHECK_SCHEMA.names,
+    )  # fmt: skip
+    answers = pd.DataFrame(
+        [_labelled_row(row, pid, role, keys, reads, scope_of[row.type], prompt, llm.model_name)
+         for row, pid, role, keys in pairs],
+        columns=ANSWERS_SCHEMA.names,
+    )  # fmt: skip
     if len(answers):
         rates = answers.groupby("role")["answered"].mean()
         log.info(
@@ -250,60 +427,112 @@ def filter_and_check(
             100 * rates.get("positive", float("nan")),
             100 * rates.get("negative", float("nan")),
         )
-    log.info("answerer check: %s", check_rates(check))
-    return answers, check
+    log.info("answerer check: %s", check_rates(check_frame))
+    return answers, check_frame
 
 
-class Operands:
-    """The answerer's reading of a composed question's operands with one passage."""
+def construction(simple: pd.DataFrame, kinds: pd.DataFrame, candidates: pd.DataFrame):
+    """The Construction of a job's groups."""
+    return Construction(
+        {r["qid"]: r for r in simple.to_dict("records") if r["status"] != "dropped"},
+        {int(r["group"]): r for r in kinds.to_dict("records") if r["status"] != "dropped"},
+        dict(zip(candidates["pid"], candidates["title"], strict=True)),
+    )
 
-    def __init__(self, verdicts: dict, simple: pd.DataFrame, disjunctive: pd.DataFrame,
-                 candidates: pd.DataFrame):  # fmt: skip
-        self.verdicts = verdicts
-        self.group_of = dict(zip(simple["qid"], simple["group"], strict=True))
-        self.slot_of = dict(zip(candidates["pid"], candidates["slot"], strict=True))
-        self.disjunctive = {row.qid: row for row in disjunctive.itertuples()}
 
-    def simple(self, qid: str, pid: str) -> bool | None:
-        """Does `pid` answer simple question `qid`? (None: not read, or the call failed)"""
-        group = self.group_of.get(qid)
-        for relation in ("own", "sibling"):
-            verdict = self.verdicts.get(("check", qid, group, pid, relation))
-            if verdict is not None:
-                return verdict["answered"]
-        return None
+# ---------------------------------------------------------------------------------------------
+# Pooling: judging what the models retrieve beyond the group's labels
 
-    def disjunctive_holds(self, qid: str, pid: str) -> bool | None:
-        """Does `pid` answer the disjunctive question (kinds mode: is it of the kind)?"""
-        row = self.disjunctive.get(qid)
-        if row is None or row.status == "dropped":
-            return None
-        if row.kinds is not None:
-            return int(self.slot_of[pid]) in set(int(s) for s in row.members)
-        verdict = self.verdicts.get(("disj", row.group, pid))
-        return None if verdict is None else verdict["answered"]
 
-    def expression(self, question, pid: str) -> bool | None:
-        """The composed question's operands with `pid`, combined by its operator."""
-        qids = list(question.operand_qids)
-        if question.type == "OR":
-            reads = [self.simple(q, pid) for q in qids]
-            if any(r is True for r in reads):
-                return True
-            return None if any(r is None for r in reads) else False
-        first = self.disjunctive_holds(qids[0], pid)
-        if question.type == "NOT" and question.source == "template" and question.status == "ok":
-            # template mode names the excluded passage's subject: that exclusion holds by
-            # construction (and with kinds, so does membership: such a question always passes)
-            second = pid not in set(question.negatives)
+def pools(questions: pd.DataFrame, runs: dict[str, pd.DataFrame], depth: int) -> pd.DataFrame:
+    """(qid, pid, rank): every pooled model's top `depth` passages of each question that are
+    not labelled already, with their best rank."""
+    labelled = {(q, p) for q, ps, ns in zip(questions["qid"], questions["positives"],
+                                             questions["negatives"], strict=True)
+                for p in [*ps, *ns]}  # fmt: skip
+    wanted = set(questions["qid"])
+    tops = [run[run["qid"].isin(wanted) & (run["rank"] <= depth)][["qid", "pid", "rank"]]
+            for run in runs.values()]  # fmt: skip
+    if not tops or depth == 0:
+        return pd.DataFrame({"qid": pd.Series(dtype=str), "pid": pd.Series(dtype=str),
+                             "rank": pd.Series(dtype="int32")})  # fmt: skip
+    pooled = pd.concat(tops).groupby(["qid", "pid"], as_index=False)["rank"].min()
+    # a boolean array: an empty list would select no columns
+    keep = np.array([(q, p) not in labelled for q, p in zip(pooled["qid"], pooled["pid"],
+                                                            strict=True)], dtype=bool)  # fmt: skip
+    return pooled[keep].sort_values(["qid", "rank", "pid"]).reset_index(drop=True)
+
+
+def names_one_of(text: str, subjects: list[str]) -> bool:
+    """True when `text` names one of `subjects` by its last name word (the last capitalised
+    word of three letters or more: "Shelley" names "Percy Bysshe Shelley"; "Percy" does not),
+    or, without one, by all its words."""
+    have = words(text)
+    for subject in subjects:
+        if not subject:
+            continue
+        names = re.findall(r"\b[A-Z][\w'-]{2,}", subject)
+        wanted = words(names[-1]) if names else words(subject)
+        n = len(wanted)
+        if n and any(have[i : i + n] == wanted for i in range(len(have) - n + 1)):
+            return True
+    return False
+
+
+def same_subject(title: str | None, subject: str) -> bool:
+    """True when a passage's title names `subject` (a NOT question's excluded thing)."""
+    if not isinstance(title, str):
+        return False
+    return words(subject_of_title(title)) == words(subject)
+
+
+def judge_pools(
+    kept: pd.DataFrame,
+    pooled: pd.DataFrame,
+    c: Construction,
+    reads: Reads,
+    llm: LLMClient,
+    prompt: Prompt,
+    settings: AnswererSettings,
+) -> pd.DataFrame:
+    """The pooled passages of the kept questions, judged (POOLED_SCHEMA)."""
+    by_qid = {row.qid: row for row in kept.itertuples()}
+    plans = []
+    for qid, pid, rank in pooled[["qid", "pid", "rank"]].itertuples(index=False):
+        question = by_qid[qid]
+        scope = settings.scope[question.type.lower()]
+        if scope == "question":
+            plans.append((question, pid, rank, "read", [reads.read(question.question, pid)]))
         elif question.type == "NOT":
-            second = self.simple(qids[1], pid)
-            second = None if second is None else not second
+            excluded = c.operand(question, 1) or {}
+            if same_subject(reads.titles.get(pid), excluded.get("subject") or ""):
+                plans.append((question, pid, rank, "excluded", []))
+            else:
+                plans.append((question, pid, rank, "membership",
+                              [reads.member(c.kind(question), pid)]))  # fmt: skip
         else:
-            second = self.simple(qids[1], pid)
-        if first is False or second is False:
-            return False
-        return None if first is None or second is None else True
+            named = [s for s in c.answers(question)
+                     if names_one_of(reads.texts[pid], [s["subject"]])]  # fmt: skip
+            keys = [reads.read(s["question"], pid) for s in named]
+            plans.append((question, pid, rank, "read" if keys else "name_gate", keys))
+    reads.run(llm, prompt)
+    rows = []
+    for question, pid, rank, method, keys in plans:
+        verdicts = [reads.verdict(k) for k in keys]
+        relevant = _or(*(v["answered"] for v in verdicts)) if keys else False
+        scores = [v["p_yes"] for v in verdicts if v["p_yes"] is not None]
+        rows.append(
+            {"qid": question.qid, "type": question.type, "pid": pid, "rank": int(rank),
+             "relevant": relevant, "method": method, "p_yes": max(scores) if scores else None,
+             "prompt_hash": prompt.hash, "model": llm.model_name}
+        )  # fmt: skip
+    frame = pd.DataFrame(rows, columns=POOLED_SCHEMA.names)
+    log.info(
+        "pooled: %d passages of %d questions, %d judged relevant (%s)",
+        len(frame), frame["qid"].nunique(), int(frame["relevant"].fillna(False).sum()),
+        {m: int(n) for m, n in frame["method"].value_counts().items()},
+    )  # fmt: skip
+    return frame
 
 
 def check_rates(check: pd.DataFrame) -> dict:
@@ -319,22 +548,40 @@ def check_rates(check: pd.DataFrame) -> dict:
     return rates
 
 
+def outside_kind(answers: pd.DataFrame) -> pd.Series:
+    """The labelled pairs the judge read as not of the group's kind where the construction can
+    do without them: NOT positives (not members of the set) and AND negatives (they would meet
+    neither condition). They leave the group labels, judged not relevant, instead of failing
+    their question."""
+    removable = ((answers["type"] == "NOT") & (answers["role"] == "positive")) | (
+        (answers["type"] == "AND") & (answers["role"] == "negative")
+    )
+    return answers["member"].eq(False) & removable
+
+
 def verdicts(answers: pd.DataFrame) -> pd.DataFrame:
-    """Per qid: passes_default, passes_strict and filter_reason (why it fails strict, if so)."""
+    """Per qid: passes_default, passes_strict and filter_reason (why it fails strict, if so),
+    over the pairs that stay labelled (outside_kind). Strict also needs every negative refused
+    and a NOT question's excluded passage of the kind (it excludes a member of its set)."""
+    kept = answers[~outside_kind(answers)]
     rows = []
     for qid, pairs in answers.groupby("qid", sort=True):
-        positives = pairs[pairs["role"] == "positive"]["answered"]
-        negatives = pairs[pairs["role"] == "negative"]["answered"]
+        positives = kept[(kept["qid"] == qid) & (kept["role"] == "positive")]
+        negatives = kept[(kept["qid"] == qid) & (kept["role"] == "negative")]
         passes_default = False
-        if positives.isna().any():
+        if positives.empty:
+            reason = "no_member_of_the_kind"
+        elif positives["answered"].isna().any():
             reason = "answerer_failed"
-        elif not positives.all():
+        elif not positives["answered"].all():
             reason = "positive_unanswered"
         else:
             passes_default = True
-            if negatives.isna().any():
+            if negatives["answered"].isna().any():
                 reason = "answerer_failed"
-            elif negatives.any():
+            elif negatives["member"].eq(False).any() and pairs["type"].iloc[0] == "NOT":
+                reason = "excluded_not_of_kind"
+            elif negatives["answered"].any():
                 reason = "negative_answered"
             else:
                 reason = None

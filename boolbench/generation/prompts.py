@@ -16,15 +16,15 @@ PROMPTS_FILE = Path(__file__).resolve().parents[2] / "resources" / "prompts.yaml
 FIELDS = {
     "questioner_system": set(),
     "namer_system": set(),
-    "disjunctive_system": set(),
+    "kinds_system": set(),
     "answerer_system": set(),
     "judge_system": set(),
-    "simple": {"paragraph", "title"},
+    "kinds": {"items"},
+    "simple": {"paragraph", "title", "subject", "kind", "kind_singular"},
     "subject": {"paragraph"},
-    "disjunctive": {"paragraphs", "items"},
-    "and": {"question", "positive", "positive_paragraphs", "negative_paragraphs", "subject"},
-    "or": {"expression", "first", "second"},
-    "not": {"expression", "question", "excluded"},
+    "and": {"question", "draft", "positive_paragraphs", "negative_paragraphs"},
+    "or": {"expression", "first", "second", "draft"},
+    "not": {"expression", "question", "excluded", "draft"},
     "answerer": {"question", "paragraphs"},
     "judge": {"question", "paragraph"},
     "audit_system": set(),
@@ -33,35 +33,27 @@ FIELDS = {
     "audit_part": {"question", "paragraph", "rubric"},
     "decompose": {"question"},
 }
+# Template name -> its placeholders; and, or, not are lists of forms (one drawn per question).
 TEMPLATE_FIELDS = {
-    "simple": {"title"},
-    "disjunctive": {"titles"},
-    "and": {"question", "constraint"},
-    "or": {"first", "second"},
-    "not": {"question", "excluded"},
-    "disjunctive_kind": {"kind"},
-    "not_kind": {"kind", "excluded"},
+    "disjunctive": {"kind"},
+    "membership": {"kind"},
+    "and": {"kind", "kind_singular", "predicate"},
+    "or": {"kind", "kind_singular", "first", "second"},
+    "not": {"kind", "excluded"},
 }
-# How a prompt set writes each step (`modes:` of the set; these are the defaults, the paper's):
-# disjunctive: question (the LLM writes it) | kinds (the LLM names each passage's kind; the
-#   question is the disjunctive_kind template of the kind most passages share);
-# and: constrain (the LLM adds constraints to the disjunctive question) | quiz (the LLM writes a
-#   question whose answer is the positive passage's subject, without naming it);
-# not: llm (the LLM paraphrases the expression) | template (a not_kind form, no LLM call).
-MODES = {
-    "disjunctive": ("question", "kinds"),
-    "and": ("constrain", "quiz"),
-    "not": ("llm", "template"),
-}
+# How a prompt set writes each step (`modes:` of the set; the first choice is the default):
+# compose: template (AND/OR/NOT are the templates' questions, no LLM call) | llm (the LLM
+#   rewrites the template's question, which stays the fallback).
+MODES = {"compose": ("template", "llm")}
+COMPOSED = ("and", "or", "not")
 # Which system message goes with which prompt.
-SYSTEM_OF = {name: "questioner_system" for name in ("simple", "disjunctive", "and", "or", "not")}
+SYSTEM_OF = {name: "questioner_system" for name in ("simple", *COMPOSED, "decompose")}
+SYSTEM_OF["kinds"] = "kinds_system"
 SYSTEM_OF["subject"] = "namer_system"
-SYSTEM_OF["disjunctive"] = "disjunctive_system"
 SYSTEM_OF["answerer"] = "answerer_system"
 SYSTEM_OF["judge"] = "judge_system"
 for _name in ("audit_operator", "audit_natural", "audit_part"):
     SYSTEM_OF[_name] = "audit_system"
-SYSTEM_OF["decompose"] = "questioner_system"
 
 
 def load_prompt_file(path: str | Path = PROMPTS_FILE) -> dict:
@@ -133,7 +125,7 @@ def resolve_prompts(
 
 
 def resolve_templates(path: str | Path = PROMPTS_FILE) -> dict[str, str | list[str]]:
-    """The templates (fallbacks, and the forms of kinds mode; not_kind is a list of forms)."""
+    """The templates of the construction (and, or, not: lists of forms)."""
     templates = load_prompt_file(path)["templates"]
     for key, allowed in TEMPLATE_FIELDS.items():
         forms = templates[key] if isinstance(templates[key], list) else [templates[key]]
@@ -164,9 +156,10 @@ class Prompt:
 
 
 def step_prompt(prompts: dict, step: str) -> Prompt:
-    """The Prompt of one step (simple, subject, disjunctive, and, or, not, answerer, judge, ...)."""
+    """The Prompt of one step (kinds, simple, subject, and, or, not, answerer, judge, ...); the
+    composition steps carry the set's compose mode."""
     return Prompt(
         system=prompts[SYSTEM_OF[step]],
         template=prompts[step],
-        mode=prompts["modes"].get(step),
+        mode=prompts["modes"]["compose"] if step in COMPOSED else None,
     )

@@ -1,16 +1,20 @@
-"""LLM-written questions with validation, retries under other seeds, and fallbacks (paper
-section 4.2: simple and disjunctive questions).
+"""The atomic questions of a group (paper section 4.2), with validation, retries under other
+seeds and fallbacks: the kind its passages share (the disjunctive question) and a simple
+question per member of that kind.
 
 Artifacts:
-- questions/simple.parquet: one row per candidate passage (group, cluster, slot, pid, qid, ...,
-  subject: the passage's title, or the subject the LLM named when the group's titles cannot tell
-  its passages apart; null when neither is known).
-- questions/disjunctive.parquet: one row per group (group, cluster, qid, ...). In kinds mode also
-  kind (the plural noun most of the group's passages share, null if none does), kinds (the
-  noun named for each passage, by slot) and members (the slots of the passages of that kind).
-Both carry QUESTION_COLUMNS: question (null when dropped), source ("llm" | "template" | null),
-status ("ok" | "fallback" | "dropped"), reason (why the last LLM attempt was invalid, or null),
-attempts (LLM attempts made), prompt_hash, model.
+- questions/disjunctive.parquet: one row per group (group, cluster, qid, QUESTION_COLUMNS):
+  kind (a plural noun phrase that at least two of the group's passages are, as the LLM names
+  it; null if none is valid), kind_singular, members (the slots of the passages of that kind)
+  and question, the kind question ("What are some <kind>?", the `disjunctive` template).
+- questions/simple.parquet: one row per candidate passage (group, cluster, slot, pid, qid,
+  QUESTION_COLUMNS, subject, predicate): members get "Which <kind, singular> <predicate>?",
+  whose answer is their subject (the passage's title, or the subject the LLM named when the
+  group's titles cannot tell its passages apart); others are dropped (reason no_kind,
+  not_a_member or no_subject).
+QUESTION_COLUMNS: question (null when dropped), source ("llm" | "template" | null), status
+("ok" | "fallback" | "dropped"), reason (why the last attempt was invalid, or null), attempts
+(LLM attempts made), prompt_hash, model.
 """
 
 from __future__ import annotations
@@ -25,8 +29,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
+from boolbench.generation.grammar import kind_forms
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.validation import MAX_WORDS, check_question, mentions, words
+from boolbench.generation.validation import (
+    MAX_WORDS,
+    check_question,
+    content_words,
+    mentions,
+    words,
+)
 from boolbench.llm import ChatRequest, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
 
@@ -40,17 +51,29 @@ QUESTION_FIELDS = [
 ]  # fmt: skip
 SIMPLE_SCHEMA = pa.schema(
     [("group", pa.int64()), ("cluster", pa.int64()), ("slot", pa.int32()), ("pid", pa.string()),
-     ("qid", pa.string()), *QUESTION_FIELDS, ("subject", pa.string())]
+     ("qid", pa.string()), *QUESTION_FIELDS, ("subject", pa.string()),
+     ("predicate", pa.string())]
 )  # fmt: skip
 DISJUNCTIVE_SCHEMA = pa.schema(
     [("group", pa.int64()), ("cluster", pa.int64()), ("qid", pa.string()), *QUESTION_FIELDS,
-     ("kind", pa.string()), ("kinds", pa.list_(pa.string())), ("members", pa.list_(pa.int32()))]
+     ("kind", pa.string()), ("kind_singular", pa.string()), ("members", pa.list_(pa.int32()))]
 )  # fmt: skip
+ATOMIC_SCHEMAS = {"simple": SIMPLE_SCHEMA, "disjunctive": DISJUNCTIVE_SCHEMA}
 # Kinds too vague to make a question of ("What are some things other than X?").
 VAGUE_KINDS = {
-    "thing", "object", "item", "paragraph", "text", "topic", "concept", "term", "entity",
-    "idea", "people", "person", "subject", "fact", "information", "other", "various",
+    "thing", "things", "object", "objects", "item", "items", "paragraph", "paragraphs", "text",
+    "topic", "topics", "concept", "concepts", "term", "terms", "entity", "entities", "idea",
+    "ideas", "people", "person", "persons", "subject", "subjects", "fact", "facts",
+    "information", "other", "others", "various", "encyclopedia", "article", "articles",
 }  # fmt: skip
+# Words that say nothing specific of a member ("is considered one of the major poets").
+GENERIC_WORDS = {
+    "considered", "one", "major", "famous", "well", "important", "notable", "popular",
+    "significant", "great", "greatest", "regarded", "widely", "often", "also", "many", "first",
+    "best", "called", "named", "type", "kind", "example",
+}  # fmt: skip
+KIND_MAX_WORDS = 6
+KIND_MAX_TOKENS = 48
 SUBJECT_MAX_WORDS = 6
 
 
@@ -61,6 +84,7 @@ class GenerationSettings:
     max_words: int = MAX_WORDS
     question_max_tokens: int = 80
     max_passage_words: int = 300  # longer passages are cut in prompts
+    per_group: int = 3  # questions of each type per group, at most
     seed: int = 13
 
     @classmethod
@@ -193,12 +217,6 @@ def log_outcomes(step: str, outcomes: dict[str, Outcome]) -> None:
     )
 
 
-def _title_or_start(title: str | None, text: str) -> str:
-    if isinstance(title, str) and title.strip():
-        return title.strip()
-    return " ".join(text.split()[:6])
-
-
 def usable_titles(group: pd.DataFrame) -> bool:
     """A group's titles name its passages when every passage has one and no two share it
     (passages of one page, as in the paper's NQ variant, share their page's title)."""
@@ -227,11 +245,11 @@ def check_subject(reply: str | None) -> tuple[str | None, str | None]:
 def name_subjects(
     candidates: pd.DataFrame,
     llm: LLMClient,
-    prompt: Prompt,
+    prompt: Prompt | None,
     settings: GenerationSettings,
 ) -> dict[str, str | None]:
     """pid -> subject: the title where the group's titles tell its passages apart, else the
-    subject the LLM names (None if it never names one validly)."""
+    subject the LLM names with `prompt` (None if it never names one validly, or no prompt)."""
     subjects: dict[str, str | None] = {}
     to_name: dict[str, str] = {}
     for _, group in candidates.groupby("group", sort=True):
@@ -240,7 +258,7 @@ def name_subjects(
                 subjects[row.pid] = subject_of_title(row.title)
             else:
                 to_name[row.pid] = row.text
-    if to_name:
+    if to_name and prompt is not None:
         answers = ask_until_valid(
             llm,
             list(to_name),
@@ -257,57 +275,12 @@ def name_subjects(
     return subjects
 
 
-def simple_questions(
-    candidates: pd.DataFrame,
-    llm: LLMClient,
-    prompt: Prompt,
-    settings: GenerationSettings,
-    template: str | None,
-    model: str,
-    subject_prompt: Prompt | None = None,
-) -> pd.DataFrame:
-    """One question per candidate passage, answerable by that passage, and its subject (named
-    by the LLM with `subject_prompt` where titles cannot tell a group's passages apart)."""
-    items = []
-    for row in candidates.itertuples():
-        items.append(
-            Item(
-                qid=simple_qid(row.group, row.slot),
-                values={
-                    "paragraph": shorten(row.text, settings.max_passage_words),
-                    "title": row.title or "",
-                },
-                passages=(row.text,),
-                fallback_values={"title": _title_or_start(row.title, row.text)},
-            )
-        )
-    outcomes = generate(llm, prompt, items, settings, template)
-    log_outcomes("simple", outcomes)
-    subjects = (
-        name_subjects(candidates, llm, subject_prompt, settings)
-        if subject_prompt is not None else {}
-    )  # fmt: skip
-    rows = [
-        {
-            "group": row.group,
-            "cluster": row.cluster,
-            "slot": row.slot,
-            "pid": row.pid,
-            "qid": item.qid,
-            **outcome_columns(outcomes[item.qid], prompt, model),
-            "subject": subjects.get(row.pid),
-        }
-        for row, item in zip(candidates.itertuples(), items, strict=True)
-    ]
-    return pd.DataFrame(rows)
-
-
-def numbered_paragraphs(texts: list[str], max_words: int) -> str:
-    return "\n\n".join(f"Paragraph {i}: {shorten(t, max_words)}" for i, t in enumerate(texts, 1))
+# ---------------------------------------------------------------------------------------------
+# The group's kind (the disjunctive question)
 
 
 def numbered_items(titles: list, texts: list[str], words_each: int = 25) -> str:
-    """'1. Title: the first words' per passage (kinds mode: enough to tell what it is)."""
+    """'1. Title: the first words' per passage (enough to tell what it is)."""
     lines = []
     for i, (title, text) in enumerate(zip(titles, texts, strict=True), 1):
         name = f"{title.strip()}: " if isinstance(title, str) and title.strip() else ""
@@ -315,162 +288,215 @@ def numbered_items(titles: list, texts: list[str], words_each: int = 25) -> str:
     return "\n".join(lines)
 
 
-def join_or(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-
-
-def disjunctive_questions(
-    candidates: pd.DataFrame,
-    llm: LLMClient,
-    prompt: Prompt,
-    settings: GenerationSettings,
-    template: str | None,
-    model: str,
-    kind_template: str | None = None,
-) -> pd.DataFrame:
-    """One question per group that each candidate passage answers on its own: written by the
-    LLM (mode question), or (mode kinds) the kind_template question of the kind most of the
-    group's passages share, as the LLM names each passage's kind."""
-    groups = list(candidates.groupby("group", sort=True))
-    if prompt.mode == "kinds":
-        return _kind_questions(groups, llm, prompt, settings, kind_template, model)
-    items = [
-        Item(
-            qid=disjunctive_qid(group),
-            values={
-                "paragraphs": numbered_paragraphs(list(g["text"]), settings.max_passage_words),
-                "items": numbered_items(list(g["title"]), list(g["text"])),
-            },
-            passages=tuple(g["text"]),
-            fallback_values={
-                "titles": join_or(
-                    [_title_or_start(t, x) for t, x in zip(g["title"], g["text"], strict=True)]
-                )
-            },
-        )
-        for group, g in groups
-    ]
-    outcomes = generate(llm, prompt, items, settings, template)
-    log_outcomes("disjunctive", outcomes)
-    rows = [
-        {
-            "group": group,
-            "cluster": int(g["cluster"].iloc[0]),
-            "qid": item.qid,
-            **outcome_columns(outcomes[item.qid], prompt, model),
-            "kind": None,
-            "kinds": None,
-            "members": None,
-        }
-        for (group, g), item in zip(groups, items, strict=True)
-    ]
-    return pd.DataFrame(rows)
-
-
-def kinds_format(count: int) -> dict:
-    """The reply's JSON schema (as response_format): one kind per passage, in order."""
+def kind_format(count: int) -> dict:
+    """The reply's JSON schema (as response_format): a kind and the passages of it."""
     schema = {
         "type": "object",
         "properties": {
-            "kinds": {
+            "kind": {"type": "string", "maxLength": 60},
+            "members": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": 40},
-                "minItems": count,
+                "items": {"type": "integer", "minimum": 1, "maximum": count},
+                "minItems": 1,
                 "maxItems": count,
-            }
+            },
         },
-        "required": ["kinds"],
+        "required": ["kind", "members"],
     }
-    return {"type": "json_schema", "json_schema": {"name": "kinds", "schema": schema}}
+    return {"type": "json_schema", "json_schema": {"name": "kind", "schema": schema}}
 
 
-def parse_kinds(reply: str | None, count: int) -> tuple[list[str] | None, str | None]:
-    """The kinds of a reply ({"kinds": [...]}, one per passage), or (None, reason)."""
+@dataclass(frozen=True)
+class Kind:
+    """What a group's passages share: the kind in both numbers, and the slots of its members."""
+
+    plural: str
+    singular: str
+    members: tuple[int, ...]
+
+
+def parse_kind(reply: str | None, titles: list, slots: list[int]) -> tuple[Kind | None, str | None]:
+    """The kind of a reply ({"kind": ..., "members": [1-based numbers]}), or (None, reason): a
+    kind needs at least two members, one to six words, a noun that says something, and must not
+    be one of its members' titles."""
     try:
         data = json.loads(reply or "")
     except json.JSONDecodeError:
         return None, "not_json"
-    kinds = data.get("kinds") if isinstance(data, dict) else None
-    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
-        return None, "no_kinds"
-    kinds = [" ".join(k.split()).strip(" .") for k in kinds]
-    if len(kinds) != count or not all(kinds):
-        return None, "wrong_count"
-    return kinds, None
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        return None, "no_kind"
+    name = " ".join(data["kind"].split()).strip(" .")
+    numbers = data.get("members")
+    if not isinstance(numbers, list) or not all(isinstance(n, int) for n in numbers):
+        return None, "no_members"
+    members = sorted({slots[n - 1] for n in numbers if 1 <= n <= len(slots)})
+    if len(members) < 2:
+        return None, "fewer_than_two_members"
+    if not name or len(name.split()) > KIND_MAX_WORDS or any(c.isdigit() for c in name):
+        return None, "not_a_kind"
+    if re.search(r"\b(?:and|or)\b|[,/&]", name):  # two kinds ("poets and scholars")
+        return None, "two_kinds"
+    plural, singular = kind_forms(name)
+    if set(words(singular)) & VAGUE_KINDS or set(words(plural)) & VAGUE_KINDS:
+        return None, "vague_kind"
+    named = {words(subject_of_title(t)) == words(singular) or words(t) == words(plural)
+             for t in titles if isinstance(t, str)}  # fmt: skip
+    if True in named:
+        return None, "kind_is_a_subject"
+    return Kind(plural, singular, tuple(members)), None
 
 
-def kind_key(kind: str) -> str:
-    """A kind for comparison: lower case, each word without a plural ending (cities/city)."""
-    keys = []
-    for word in words(kind):
-        for ending, replacement in (("ies", "y"), ("ses", "s"), ("es", "e"), ("s", "")):
-            if word.endswith(ending) and len(word) > len(ending) + 2:
-                word = word[: -len(ending)] + replacement
-                break
-        keys.append(word)
-    return " ".join(keys)
-
-
-def shared_kind(kinds: list[str]) -> tuple[str | None, list[int]]:
-    """(the kind most passages share, their positions) when at least two do and it is not
-    vague; the kind is given as named, preferring a plural form."""
-    keys = [kind_key(k) for k in kinds]
-    key, count = Counter(keys).most_common(1)[0] if keys else (None, 0)
-    if count < 2 or not key or set(key.split()) & VAGUE_KINDS:
-        return None, []
-    positions = [i for i, k in enumerate(keys) if k == key]
-    named = [kinds[i] for i in positions]
-    plural = [k for k in named if k.lower().endswith("s")]
-    return (plural or named)[0].lower(), positions
-
-
-def _kind_questions(groups, llm, prompt, settings, kind_template, model) -> pd.DataFrame:
-    by_qid = {disjunctive_qid(group): g for group, g in groups}
+def kind_questions(
+    candidates: pd.DataFrame,
+    llm: LLMClient,
+    prompt: Prompt,
+    settings: GenerationSettings,
+    template: str,
+    model: str,
+) -> pd.DataFrame:
+    """Per group: the kind of thing at least two of its passages are (the LLM names it, with a
+    JSON schema), the passages of that kind (members) and the group's kind question, the
+    `template` of the kind ("What are some {kind}?"), which the disjunctive question is."""
+    by_qid = {disjunctive_qid(int(group)): g for group, g in candidates.groupby("group", sort=True)}
     answers = ask_until_valid(
         llm,
         list(by_qid),
         lambda qid, attempt: ChatRequest(
             qid,
             prompt.messages(
-                items=numbered_items(list(by_qid[qid]["title"]), list(by_qid[qid]["text"])),
-                paragraphs=numbered_paragraphs(
-                    list(by_qid[qid]["text"]), settings.max_passage_words
-                ),
+                items=numbered_items(list(by_qid[qid]["title"]), list(by_qid[qid]["text"]))
             ),
             seed=settings.seed + attempt,
-            max_tokens=16 + 12 * len(by_qid[qid]),
+            max_tokens=KIND_MAX_TOKENS,
             temperature=0.0 if attempt == 0 else None,
-            response_format=kinds_format(len(by_qid[qid])),
+            response_format=kind_format(len(by_qid[qid])),
+        ),  # fmt: skip
+        lambda qid, result: parse_kind(
+            result.content, list(by_qid[qid]["title"]), [int(s) for s in by_qid[qid]["slot"]]
         ),
-        lambda qid, result: parse_kinds(result.content, len(by_qid[qid])),
         settings.retries,
     )
     rows = []
     for qid, g in by_qid.items():
         answer = answers[qid]
-        kinds = answer.value
-        kind, positions = shared_kind(kinds) if kinds else (None, [])
-        slots = [int(s) for s in g["slot"]]
+        kind: Kind | None = answer.value
         base = {"group": int(g["group"].iloc[0]), "cluster": int(g["cluster"].iloc[0]),
-                "qid": qid, "prompt_hash": prompt.hash, "model": model,
-                "attempts": answer.attempts, "kind": kind, "kinds": kinds,
-                "members": [slots[i] for i in positions]}  # fmt: skip
+                "qid": qid, "attempts": answer.attempts, "prompt_hash": prompt.hash,
+                "model": model}  # fmt: skip
         if kind is None:
-            reason = answer.reason or "no_shared_kind"
             rows.append(base | {"question": None, "source": None, "status": "dropped",
-                                "reason": reason})  # fmt: skip
-        else:
-            rows.append(base | {"question": kind_template.format(kind=kind), "source": "template",
-                                "status": "ok", "reason": None})  # fmt: skip
+                                "reason": answer.reason, "kind": None, "kind_singular": None,
+                                "members": []})  # fmt: skip
+            continue
+        question, invalid = check_question(template.format(kind=kind.plural), [])
+        rows.append(
+            base
+            | {"question": None if invalid else question, "source": "template",
+               "status": "dropped" if invalid else "ok",
+               "reason": f"template {invalid}" if invalid else None, "kind": kind.plural,
+               "kind_singular": kind.singular, "members": list(kind.members)}
+        )  # fmt: skip
     log.info(
-        "disjunctive (kinds): %d of %d groups share a kind",
-        sum(r["kind"] is not None for r in rows),
+        "kinds: %d of %d groups share one (%s)",
+        sum(r["status"] == "ok" for r in rows),
         len(rows),
+        dict(Counter(r["reason"] for r in rows if r["reason"])),
     )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=DISJUNCTIVE_SCHEMA.names)
 
 
-ATOMIC_SCHEMAS = {"simple": SIMPLE_SCHEMA, "disjunctive": DISJUNCTIVE_SCHEMA}
+# ---------------------------------------------------------------------------------------------
+# Simple questions: "Which <kind> <predicate>?", one per member, answered by its subject
+
+
+def quiz_check(kind_singular: str):
+    """The checks of a member's simple question: it starts with "Which <kind>", and what it
+    says of the subject (its predicate) is more than the kind itself."""
+    opening = ["which", *words(kind_singular)]
+    kind_words = set(words(kind_singular)) | set(words(kind_forms(kind_singular)[0]))
+
+    def check(question: str) -> str | None:
+        tokens = words(question)
+        if tokens[: len(opening)] != opening:
+            return "not_which_kind"
+        said = set(content_words(predicate_of(question, kind_singular))) - kind_words
+        if not said - GENERIC_WORDS:
+            return "not_specific"
+        return None
+
+    return check
+
+
+def predicate_of(question: str, kind_singular: str) -> str:
+    """What a simple question "Which <kind> <predicate>?" says of its answer."""
+    body = question.strip().rstrip("?").strip()
+    n = len(kind_singular.split())
+    return " ".join(body.split()[1 + n :])
+
+
+def masked(text: str, subject: str) -> str:
+    """`text` with its subject's name words replaced by "___": a small model asked for a
+    question whose answer is the subject then rarely writes the answer into it."""
+    names = {subject, *re.findall(r"[A-Z][\w'-]{2,}", subject)}
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"\b{re.escape(name)}\b", "___", text)
+    return text
+
+
+def simple_questions(
+    candidates: pd.DataFrame,
+    kinds: pd.DataFrame,
+    llm: LLMClient,
+    prompt: Prompt,
+    settings: GenerationSettings,
+    model: str,
+    subject_prompt: Prompt | None = None,
+) -> pd.DataFrame:
+    """A simple question for each member of its group's kind, whose answer is the member's
+    subject: "Which <kind> <a fact from the passage>?" (its `predicate`); the subject is the
+    title, or named by the LLM with `subject_prompt` where titles cannot tell passages apart.
+    Passages of groups without a kind, or not of it, get none (dropped: not_a_member)."""
+    kind_of = {int(r.group): r for r in kinds.itertuples() if r.status != "dropped"}
+    subjects = name_subjects(candidates, llm, subject_prompt, settings)
+    items, checks = [], {}
+    for row in candidates.itertuples():
+        kind = kind_of.get(int(row.group))
+        subject = subjects.get(row.pid)
+        if kind is None or int(row.slot) not in set(kind.members) or not subject:
+            continue
+        qid = simple_qid(row.group, row.slot)
+        items.append(
+            Item(
+                qid=qid,
+                values={"paragraph": masked(shorten(row.text, settings.max_passage_words),
+                                            subject),
+                        "title": row.title or "", "subject": subject, "kind": kind.kind,
+                        "kind_singular": kind.kind_singular},
+                passages=(row.text,),
+                forbidden=(subject,),
+                extra_checks=(quiz_check(kind.kind_singular),),
+            )
+        )  # fmt: skip
+        checks[qid] = kind.kind_singular
+    outcomes = generate(llm, prompt, items, settings, None) if items else {}
+    log_outcomes("simple", outcomes)
+    rows = []
+    for row in candidates.itertuples():
+        qid = simple_qid(row.group, row.slot)
+        outcome = outcomes.get(qid)
+        if outcome is None:
+            kind = kind_of.get(int(row.group))
+            reason = ("no_kind" if kind is None
+                      else "not_a_member" if int(row.slot) not in set(kind.members)
+                      else "no_subject")  # fmt: skip
+            outcome = Outcome(None, None, "dropped", reason, 0)
+        predicate = predicate_of(outcome.question, checks[qid]) if outcome.question else None
+        rows.append(
+            {"group": row.group, "cluster": row.cluster, "slot": row.slot, "pid": row.pid,
+             "qid": qid, **outcome_columns(outcome, prompt, model),
+             "subject": subjects.get(row.pid), "predicate": predicate}
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=SIMPLE_SCHEMA.names)
 
 
 def simple_qid(group: int, slot: int) -> str:

@@ -16,10 +16,8 @@ from boolbench.generation import compose, dataset, filtering
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     ATOMIC_SCHEMAS,
-    DISJUNCTIVE_SCHEMA,
-    SIMPLE_SCHEMA,
     GenerationSettings,
-    disjunctive_questions,
+    kind_questions,
     simple_questions,
 )
 from boolbench.io import write_table_atomic, write_text_atomic
@@ -56,23 +54,31 @@ def atomic_step(
     out: PathLike,
     llm: LLMClient,
     prompt: dict,
-    template: str | None,
     settings: GenerationSettings,
     shard: Shard = WHOLE,
+    template: str | None = None,
+    kinds: PathLike | None = None,
     subject_prompt: dict | None = None,
-    kind_template: str | None = None,
+    judge: dict | None = None,
 ) -> None:
-    """Simple (with subjects) or disjunctive questions of the candidates of one shard of the
-    groups."""
+    """One shard of the groups' atomic questions: `disjunctive`, the kind the group's passages
+    share (its question rendered from `template`; with `judge` (prompt, answerer settings,
+    membership template, lead_words) its members are those the judge reads as of it), or
+    `simple`, a question per member of the kind read from `kinds` (subjects named with
+    `subject_prompt` where titles cannot)."""
     cands = in_shard(pd.read_parquet(candidates), shard)
-    if kind == "simple":
-        subject = Prompt(**subject_prompt) if subject_prompt else None
-        table = simple_questions(
-            cands, llm, Prompt(**prompt), settings, template, llm.model_name, subject
-        )
+    if kind == "disjunctive":
+        table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
+        if judge is not None:
+            table = filtering.verify_members(
+                table, cands, llm, Prompt(**judge["prompt"]), judge["answerer"],
+                judge["membership"], judge["lead_words"],
+            )  # fmt: skip
     else:
-        table = disjunctive_questions(
-            cands, llm, Prompt(**prompt), settings, template, llm.model_name, kind_template
+        subject = Prompt(**subject_prompt) if subject_prompt else None
+        kind_rows = in_shard(pd.read_parquet(kinds), shard)
+        table = simple_questions(
+            cands, kind_rows, llm, Prompt(**prompt), settings, llm.model_name, subject
         )
     _write(table, ATOMIC_SCHEMAS[kind], out)
 
@@ -80,74 +86,113 @@ def atomic_step(
 def compose_step(
     operator: str,
     candidates: PathLike,
-    simple: PathLike | None,
-    disjunctive: PathLike | None,
+    simple: PathLike,
+    disjunctive: PathLike,
     out: PathLike,
     llm: LLMClient,
     prompt: dict,
-    template: str | None,
+    forms: list[str],
     settings: GenerationSettings,
     shard: Shard = WHOLE,
-    forms: list[str] | None = None,
 ) -> None:
-    """AND/OR/NOT questions of one shard of the groups (operands from every group's file;
-    `forms`: the not_kind templates of NOT's template mode)."""
-    empty_simple = pd.DataFrame(columns=SIMPLE_SCHEMA.names)
-    empty_disj = pd.DataFrame(columns=DISJUNCTIVE_SCHEMA.names)
+    """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (and rewritten by
+    the LLM in compose mode llm)."""
     table = compose.compose(
         operator.upper(),
         in_shard(pd.read_parquet(candidates), shard),
-        pd.read_parquet(simple) if simple else empty_simple,
-        pd.read_parquet(disjunctive) if disjunctive else empty_disj,
+        pd.read_parquet(simple),
+        pd.read_parquet(disjunctive),
         llm,
         Prompt(**prompt),
         settings,
-        template,
-        llm.model_name,
         forms,
+        llm.model_name,
     )
     _write(table, compose.COMPOSED_SCHEMA, out)
 
 
-def filter_step(
-    questions: list[PathLike],
+def written_step(questions: list[PathLike], out: PathLike, train_fraction: float, seed: int):
+    """questions/written.parquet: every composed question that was written, in the dataset's
+    columns, with its split (what the models search before the judge decides)."""
+    composed = pd.concat([pd.read_parquet(p) for p in questions], ignore_index=True)
+    written = dataset.written(composed, train_fraction, seed)
+    write_table_atomic(dataset.dataset_table(written), out)
+
+
+def judge_step(
+    written: PathLike,
     simple: PathLike,
     disjunctive: PathLike,
     candidates: PathLike,
-    answers_out: PathLike,
-    check_out: PathLike,
+    corpus: PathLike,
+    runs: dict[str, PathLike],
+    out: dict[str, PathLike],
     llm: LLMClient,
     prompt: dict,
     settings: filtering.AnswererSettings,
+    pooling: filtering.PoolSettings,
+    membership: str,
+    mode: str,
     shard: Shard = WHOLE,
 ) -> None:
-    """The answerer's reading of the composed questions of one shard of the groups, and its
-    check on their simple questions (one job, so a passage's prompt is cached for both)."""
+    """The judge of one shard of the groups: the filter's reading of every labelled pair and
+    its answerer check (out answers, check), then the pooled passages of the questions it
+    keeps in filter `mode` (out pooled). One server and one prompt cache for both."""
+    questions = in_shard(pd.read_parquet(written), shard)
+    cands = pd.read_parquet(candidates)
+    kinds = in_shard(pd.read_parquet(disjunctive), shard)
+    simples = in_shard(pd.read_parquet(simple), shard)
+    pooled = filtering.pools(questions, {m: pd.read_parquet(p) for m, p in runs.items()},
+                             pooling.depth)  # fmt: skip
+    texts, titles = _passages(corpus, set(cands["pid"]) | set(pooled["pid"]))
+    reads = filtering.Reads(texts, titles, membership, settings, pooling.lead_words)
     answers, check = filtering.filter_and_check(
-        pd.concat([in_shard(pd.read_parquet(p), shard) for p in questions]),
-        in_shard(pd.read_parquet(simple), shard),
-        in_shard(pd.read_parquet(disjunctive), shard),
-        pd.read_parquet(candidates),
+        questions, simples, kinds, cands, llm, Prompt(**prompt), settings, reads
+    )
+    passed = filtering.verdicts(answers)
+    kept = set(passed.loc[passed["passes_strict" if mode == "strict" else "passes_default"], "qid"])
+    judged = filtering.judge_pools(
+        questions[questions["qid"].isin(kept)],
+        pooled[pooled["qid"].isin(kept)],
+        filtering.construction(simples, kinds, cands),
+        reads,
         llm,
         Prompt(**prompt),
         settings,
     )
-    _write(answers, filtering.ANSWERS_SCHEMA, answers_out)
-    _write(check, filtering.CHECK_SCHEMA, check_out)
+    _write(answers, filtering.ANSWERS_SCHEMA, out["answers"])
+    _write(check, filtering.CHECK_SCHEMA, out["check"])
+    _write(judged, filtering.POOLED_SCHEMA, out["pooled"])
+
+
+def _passages(corpus: PathLike, pids: set[str]) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Text and title of the passages `pids` (none: empty, which pyarrow's filter cannot give)."""
+    if not pids:
+        return {}, {}
+    table = pq.read_table(corpus, columns=["pid", "title", "text"],
+                          filters=[("pid", "in", sorted(pids))])  # fmt: skip
+    pid = table["pid"].to_pylist()
+    return dict(zip(pid, table["text"].to_pylist(), strict=True)), dict(
+        zip(pid, table["title"].to_pylist(), strict=True)
+    )
 
 
 def assemble_step(
     questions: list[PathLike],
     answers: PathLike,
+    pooled: PathLike,
     all_out: PathLike,
     kept_out: PathLike,
     mode: str,
     train_fraction: float,
     seed: int,
 ) -> None:
+    """The dataset: every composed question with its verdicts, and the kept ones with their
+    pooled labels."""
     composed = pd.concat([pd.read_parquet(p) for p in questions], ignore_index=True)
-    pairs = pd.read_parquet(answers)
-    all_questions, kept = dataset.assemble(composed, pairs, mode, train_fraction, seed)
+    all_questions, kept = dataset.assemble(
+        composed, pd.read_parquet(answers), pd.read_parquet(pooled), mode, train_fraction, seed
+    )
     dataset.write_dataset(all_questions, kept, all_out, kept_out)
 
 
@@ -162,10 +207,12 @@ def statistics_step(
 ) -> None:
     """Table 1 with the answerer check under it, and generation_report.json."""
     table = pd.read_parquet(all_questions)
+    atomic = {k: pd.read_parquet(v) for k, v in steps.items()}
     rates = filtering.check_rates(pd.read_parquet(check))
     notes = [*dataset.TABLE1_NOTES, dataset.check_line(rates)]
-    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out, notes)
-    report = dataset.generation_report({k: pd.read_parquet(v) for k, v in steps.items()}, table)
+    rejected = dataset.rejections(atomic, table)
+    dataset.write_table1(dataset.table1(table), csv_out, md_out, html_out, notes, rejected)
+    report = dataset.generation_report(atomic, table)
     report["answerer_check"] = rates
     write_text_atomic(report_out, json.dumps(report, indent=2, sort_keys=True) + "\n")
 
@@ -185,20 +232,16 @@ def gather_shards(shards: list[PathLike], out: PathLike) -> int:
 
 
 def gather_stage(
-    shards: list[PathLike],
+    tables: dict[str, tuple[list[PathLike], PathLike]],
     accounting: list[PathLike],
-    rows_out: PathLike,
     accounting_out: PathLike,
-    checks: list[PathLike] | None = None,
-    checks_out: PathLike | None = None,
 ) -> None:
-    """The gather job of an LLM stage: its rows, its accounting and (the filter) its answerer
-    checks, each one file whatever the shard count."""
-    rows = gather_shards(shards, rows_out)
+    """The gather job of an LLM stage: each of its tables (name -> (shards, out)) and its
+    accounting, one file each whatever the shard count."""
+    for name, (shards, out) in tables.items():
+        rows = gather_shards(shards, out)
+        log.info("%s: %d rows from %d shards -> %s", name, rows, len(shards), out)
     gather_accounting(accounting, accounting_out)
-    if checks is not None:
-        gather_shards(checks, checks_out)
-    log.info("%d rows from %d shards -> %s", rows, len(shards), rows_out)
 
 
 def gather_accounting(shards: list[PathLike], out: PathLike) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 
+from boolbench.generation.grammar import broken_agreement, glued_questions
+
 MAX_WORDS = 32
 COPY_RUN_WORDS = 12  # this many consecutive words shared with a passage count as copying
 # Phrases that give away that the text talks about the task rather than asking a question.
 META_PHRASES = (
+    "___",  # the mask of a simple question's answer (boolbench.generation.questions.masked)
     "the passage",
     "this passage",
     "the paragraph",
@@ -33,18 +36,6 @@ META_PHRASES = (
 _LABEL = re.compile(r"^(?:new |rewritten |combined |final )?(?:question|q)\s*[:.-]\s*", re.I)
 _QUOTES = "\"'“”‘’`"
 _WORD = re.compile(r"[a-z0-9]+")
-
-REASONS = (
-    "llm_failed",
-    "empty",
-    "multiline",
-    "no_question_mark",
-    "several_questions",
-    "too_long",
-    "copies_passage",
-    "meta_text",
-    "repeats_operand",  # set by generation for composed questions
-)
 
 
 def clean(text: str | None) -> str:
@@ -77,7 +68,9 @@ def _longest_shared_run(a: list[str], b: list[str]) -> int:
 def check_question(
     text: str | None, passages: list[str], max_words: int = MAX_WORDS
 ) -> tuple[str, str | None]:
-    """(cleaned question, None) if valid, else (cleaned text, reason)."""
+    """(cleaned question, None) if valid, else (cleaned text, reason): one line, one "?" at
+    the end, at most `max_words` words, nothing copied from a passage, no meta text, not two
+    questions glued together, number agreement."""
     question = clean(text)
     if not question:
         return question, "empty"
@@ -95,6 +88,10 @@ def check_question(
     lowered = question.lower()
     if any(phrase in lowered for phrase in META_PHRASES):
         return question, "meta_text"
+    if glued_questions(question):
+        return question, "glued_questions"
+    if broken_agreement(question):
+        return question, "broken_agreement"
     return question, None
 
 

@@ -1,0 +1,107 @@
+"""English that templates and checks need: a kind's plural and singular forms (inflect), and the
+checks that catch what a person would not write (broken number agreement, two questions glued
+into one)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import inflect
+
+# Question words that start a second question when they follow "and" / "or" / "but".
+_GLUE = re.compile(
+    r"\b(?:and|or|but)\s+(?:what|who|whom|whose|which|where|when|why|how)\b", re.IGNORECASE
+)
+# "What/Which <noun> are/is ...", "What are some/notable <noun> ...": the noun must agree.
+_NOUN_VERB = re.compile(
+    r"^(?:what|which)\s+(?:other\s+)?([a-z][\w-]*)\s+(are|were|is|was)\b", re.IGNORECASE
+)
+_VERB_NOUN = re.compile(
+    r"^(?:what|which)\s+(?:are|were)\s+(?:some|notable|the|other|a few)\s+"
+    r"((?:[\w'-]+\s+){0,5}?[a-z][\w-]*)"
+    r"(?=\s+(?:other|besides|apart|excluding|except|that|which|who|but)\b|[,?])",
+    re.IGNORECASE,
+)
+# An exclusion put first ("Apart from Sydney, which cities ..."): agreement is read after it.
+_LEADING_EXCLUSION = re.compile(
+    r"^(?:apart from|besides|other than|excluding|except for)\s[^,]+,\s*", re.IGNORECASE
+)
+# Words before which a kind's head noun ends ("lakes in China": the head noun is "lakes").
+_PREPOSITIONS = {"of", "in", "from", "on", "at", "by", "for", "with", "under", "during", "since"}
+
+
+@cache
+def _engine() -> inflect.engine:
+    return inflect.engine()
+
+
+def _singular(noun: str) -> str | bool:
+    """inflect's singular of a noun, False when it is singular. inflect takes a singular that
+    ends in s ("virus", "bus", "lens") for a plural; its plural's singular gives it back."""
+    engine = _engine()
+    singular = engine.singular_noun(noun)
+    ends_in_s = singular is not False and singular + "s" == noun
+    if ends_in_s and engine.singular_noun(engine.plural_noun(noun)) == noun:
+        return False
+    return singular
+
+
+def is_plural(noun: str) -> bool:
+    """True when inflect reads `noun` (one word) as plural."""
+    return _singular(noun) is not False
+
+
+def _head(words: list[str]) -> int:
+    """The index of a noun phrase's head noun: the word before its first preposition ("lakes in
+    China": "lakes"), else its last word."""
+    return next((i for i, w in enumerate(words) if w.lower() in _PREPOSITIONS), len(words)) - 1
+
+
+def kind_forms(kind: str) -> tuple[str, str]:
+    """(plural, singular) of a kind named as a noun phrase in either number ("lake" or "lakes in
+    China"), its head noun in lower case ("Cities" -> "cities"); only the head is inflected."""
+    words = kind.split()
+    head = max(_head(words), 0)
+    if words[head][:1].isupper() and words[head][1:].islower():
+        words[head] = words[head].lower()  # "English Romantic Poets" -> "English Romantic poets"
+    noun = words[head]
+    singular = _singular(noun)
+    if singular is False:  # named in the singular
+        plural, singular = _engine().plural_noun(noun), noun
+    else:
+        plural = noun
+    return (
+        " ".join([*words[:head], plural, *words[head + 1 :]]),
+        " ".join([*words[:head], singular, *words[head + 1 :]]),
+    )
+
+
+def glued_questions(question: str) -> bool:
+    """True when a second question is joined to the first ("... and who was X?")."""
+    return bool(_GLUE.search(question))
+
+
+def broken_agreement(question: str) -> bool:
+    """True when the noun asked for does not agree with its verb ("What lake are there ...",
+    "What are notable place ...", "Apart from X, which lake are there?")."""
+    question = _LEADING_EXCLUSION.sub("", question)
+    match = _NOUN_VERB.match(question)
+    if match:
+        noun, verb = match.group(1), match.group(2).lower()
+        if verb in ("are", "were") and not is_plural(noun) and not _uncountable(noun):
+            return True
+        if verb in ("is", "was") and is_plural(noun) and not _uncountable(noun):
+            return True
+    match = _VERB_NOUN.match(question)
+    if not match:
+        return False
+    words = match.group(1).split()
+    noun = words[max(_head(words), 0)]  # "lakes in China": "lakes"
+    return not is_plural(noun) and not _uncountable(noun)
+
+
+def _uncountable(noun: str) -> bool:
+    """Nouns whose singular and plural are one word (species, news, ...): never disagree."""
+    engine = _engine()
+    return engine.singular_noun(noun) == noun or engine.plural_noun(noun) == noun
