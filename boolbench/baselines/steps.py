@@ -86,8 +86,8 @@ ORACLE_ROW = "Oracle decomposition"
 
 def oracle_expressions(questions: pd.DataFrame) -> pd.DataFrame:
     """The expression recorded when each question was composed (operator, operand questions).
-    An expression with an operand that was never written (e.g. an AND quiz question of a group
-    without a disjunctive question) is incomplete: no operator, so the question keeps the
+    An expression with an operand that was never written (e.g. a question imported without
+    its operands) is incomplete: no operator, so the question keeps the
     retriever's own run, as a failed decomposition does."""
     complete = [all(isinstance(t, str) for t in texts) for texts in questions["operand_texts"]]
     return pd.DataFrame(
