@@ -6,6 +6,7 @@ import os
 import re
 
 import pytest
+import yaml
 
 from boolbench.errors import ConfigError
 from boolbench.slurm import (
@@ -65,7 +66,7 @@ def test_slurm_profile_resources(workflow):
     assert not any("gpu" in job for job in jobs.values())
     assert not any("slurm_partition" in job or "slurm_account" in job for job in jobs.values())
     # LLM jobs: memory and a long runtime for the embedded model, and one llm_slots unit each.
-    for rule in ("atomic_questions", "compose_questions", "filter_questions"):
+    for rule in ("atomic_questions", "compose_questions", "judge_questions"):
         assert (jobs[rule]["mem_mb"], jobs[rule]["runtime"], jobs[rule]["llm_slots"]) == (
             "8000", "720", "1"
         ), rule  # fmt: skip
@@ -91,14 +92,14 @@ def test_slurm_site_settings_keep_the_per_rule_resources(workflow):
         "cpu", "32000", "4"
     )  # fmt: skip
     assert "gpu" not in cluster
-    assert jobs["filter_questions"]["llm_slots"] == "1"
+    assert jobs["judge_questions"]["llm_slots"] == "1"
 
 
 def test_slurm_limits_cap_every_request(workflow):
     jobs = dry_run(workflow, "slurm", BOOLBENCH_SLURM_LIMITS="cpus=2,mem_mb=20000,runtime=600")
     assert (jobs["encode_shard"]["threads"], jobs["encode_shard"]["mem_mb"]) == ("2", "16000")
     assert (jobs["cluster"]["mem_mb"], jobs["cluster"]["runtime"]) == ("20000", "120")
-    assert jobs["filter_questions"]["runtime"] == "600"  # 720 asked
+    assert jobs["judge_questions"]["runtime"] == "600"  # 720 asked
     assert jobs["sample_candidates"]["mem_mb"] == "4000"  # below the caps: as asked
     assert jobs["reduce"]["threads"] == "2"
 
@@ -229,11 +230,22 @@ def test_kubernetes_profile_resources_and_storage(workflow):
     encode = jobs["encode_shard"]
     assert (encode["gpu"], encode["gpu_manufacturer"], encode["mem_mb"]) == ("1", "nvidia", "16000")
     assert "(send to storage)" in encode["output"]
-    assert jobs["filter_questions"]["llm_slots"] == "1"
+    assert jobs["judge_questions"]["llm_slots"] == "1"
     assert jobs["sample_candidates"]["disk_mb"] == "20000"
     # The packaged corpus is read in place, not looked up in the storage.
     assert jobs["ingest"]["input"].endswith("summaries_en-us.json")
     assert "(send to storage)" in jobs["ingest"]["output"]
+
+
+@pytest.mark.parametrize("profile", ["slurm", "kubernetes"])
+def test_profiles_name_only_rules_the_workflow_has(profile):
+    """Snakemake ignores set-threads/set-resources for a rule it does not have, so a renamed
+    rule would silently lose its cluster resources."""
+    settings = yaml.safe_load((REPO / "profiles" / profile / "config.yaml").read_text())
+    sources = "".join(path.read_text() for path in (REPO / "rules").glob("*.smk"))
+    rules = set(re.findall(r"^(?:rule|checkpoint) (\w+):", sources, re.M))
+    named = set(settings["set-threads"]) | set(settings["set-resources"])
+    assert named - rules == set()
 
 
 @pytest.mark.parametrize("profile", ["slurm", "kubernetes"])
@@ -247,7 +259,7 @@ def test_the_rules_declare_their_threads_and_the_default_profile_sets_none(workf
     profile = (REPO / "profiles" / "default" / "config.yaml").read_text()
     assert "\nset-threads:" not in profile
     jobs = dry_run(workflow, "default")
-    for rule in ("encode_shard", "atomic_questions", "filter_questions", "search"):
+    for rule in ("encode_shard", "atomic_questions", "judge_questions", "search"):
         assert jobs[rule]["threads"] == "2", rule
     assert jobs["sample_candidates"]["threads"] == "1"
 
@@ -266,5 +278,5 @@ def test_the_generation_chain_goes_before_the_model_encodings(workflow):
             priority.setdefault(match.group(1), int(found.group(1)) if found else 0)
     chain = ["encode_shard", "cluster", "sample_candidates", "atomic_questions",
              "gather_atomic_questions", "compose_questions", "gather_composed_questions",
-             "filter_questions", "gather_answers", "assemble_dataset"]  # fmt: skip
+             "judge_questions", "gather_answers", "assemble_dataset"]  # fmt: skip
     assert all(priority[rule] > priority["encode_model_shard"] for rule in chain), priority
