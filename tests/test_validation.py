@@ -1,6 +1,6 @@
 import pytest
 
-from boolbench.generation.validation import as_clause, check_question, clean, is_refusal
+from boolbench.generation.validation import as_clause, check_question, clean, is_refusal, mentions
 
 PASSAGE = (
     "Qinghai Lake is the largest lake in China. Located in the Qinghai Province, to which it "
@@ -67,3 +67,17 @@ def test_is_refusal(answer, refused):
 def test_as_clause():
     assert as_clause("What is the capital of France?") == "what is the capital of France"
     assert as_clause("Paris hosted which games?") == "Paris hosted which games"
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "named"),
+    [
+        ("Which island country is the Democratic Republic of Sao Tome and Principe?",
+         "São Tomé and Príncipe", True),
+        ("Which river flows through Zürich?", "Zurich", True),
+        ("Which city is the capital of Россия?", "Россия", True),
+        ("Which lake is the largest in China?", "Qinghai Lake", False),
+    ],
+)  # fmt: skip
+def test_a_name_written_without_its_accents_is_still_named(question, name, named):
+    assert mentions(question, name) is named

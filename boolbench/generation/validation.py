@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from boolbench.generation.grammar import broken_agreement, glued_questions
 
@@ -35,7 +36,7 @@ META_PHRASES = (
 # Labels small models put before the question; removed before checking.
 _LABEL = re.compile(r"^(?:new |rewritten |combined |final )?(?:question|q)\s*[:.-]\s*", re.I)
 _QUOTES = "\"'“”‘’`"
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 
 
 def clean(text: str | None) -> str:
@@ -48,7 +49,10 @@ def clean(text: str | None) -> str:
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    """Lower-case words without accents, so that "Sao Tome" matches "São Tomé" (a question
+    that names its answer without the accents still names it)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
 def _longest_shared_run(a: list[str], b: list[str]) -> int:
