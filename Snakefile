@@ -2,6 +2,10 @@
 # Run from this folder: `snakemake --cores all` (profiles/default is picked up automatically).
 # `--configfile my.yaml` replaces config.yaml entirely instead of being merged into it.
 # Then `snakemake --report report.html` (or report.zip) builds the HTML report.
+from snakemake.utils import min_version
+
+# pyproject's snakemake>=9.0: profiles, executor plugins and `localrule:` as used here.
+min_version("9.0")
 
 
 include: "rules/common.smk"

@@ -19,6 +19,7 @@ from boolbench.config import (
     step_llm,
     validate_config,
 )
+from boolbench.constants import OPERATORS
 from boolbench.corpus.pdf_collection import pdf_files
 from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
@@ -106,7 +107,6 @@ onerror:
     forget_run()
 
 
-OPERATORS = ["and", "or", "not"]
 # Everything of `generation` but the prompts: each job gets only its own prompt (below), so
 # changing one prompt reruns only the jobs that use it.
 GENERATION_PARAMS = {

@@ -29,8 +29,6 @@ from boolbench.retrieval.encoders import load_sentence_transformer
 from boolbench.retrieval.registry import ModelSpec
 
 log = logging.getLogger(__name__)
-SUBSETS = ("and", "or", "not", "all")
-SIDES = ("query", "both")
 SCALE = 20.0  # MultipleNegativesRankingLoss's default: cosine similarities times 20
 
 

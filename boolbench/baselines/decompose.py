@@ -23,7 +23,6 @@ from boolbench.llm.until_valid import ask_until_valid
 
 log = logging.getLogger(__name__)
 
-OPERATORS = TYPES  # the operator of each question type
 MAX_SUBQUESTIONS = 4
 DECOMPOSED_SCHEMA = pa.schema(
     [
@@ -38,7 +37,7 @@ DECOMPOSED_SCHEMA = pa.schema(
 EXPRESSION_SCHEMA = {
     "type": "object",
     "properties": {
-        "operator": {"enum": list(OPERATORS)},
+        "operator": {"enum": list(TYPES)},
         "questions": {
             "type": "array",
             "items": {"type": "string", "minLength": 3},
@@ -67,7 +66,7 @@ def parse_expression(text: str | None) -> tuple[str, list[str]]:
     if not isinstance(data, dict):
         raise ValueError("not_an_object")
     operator = str(data.get("operator", "")).strip().upper()
-    if operator not in OPERATORS:
+    if operator not in TYPES:
         raise ValueError("bad_operator")
     questions = data.get("questions")
     if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):

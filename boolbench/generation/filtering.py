@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import shorten, subject_of_title
 from boolbench.generation.validation import is_refusal, words
@@ -86,7 +87,7 @@ class AnswererSettings:
 
     method: str = "judge"
     threshold: float = 0.4
-    scope: dict = field(default_factory=lambda: dict.fromkeys(("and", "or", "not"),
+    scope: dict = field(default_factory=lambda: dict.fromkeys(OPERATORS,
                                                               "expression"))  # fmt: skip
     answer_max_tokens: int = 96
     temperature: float = 0.0
@@ -398,7 +399,7 @@ def filter_and_check(
     and its check on the simple questions, in one batch (a passage's prompt is cached for
     all the questions asked of it)."""
     c = construction(simple, kinds, candidates)
-    scope_of = {kind: settings.scope[kind.lower()] for kind in ("AND", "OR", "NOT")}
+    scope_of = {kind: settings.scope[kind.lower()] for kind in TYPES}
     check = check_pairs(simple, candidates, settings.seed)
     check_keys = [(pair.key, reads.read(pair.question, pair.pid)) for pair in check]
     pairs = []

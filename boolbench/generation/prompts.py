@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from boolbench.constants import OPERATORS
 from boolbench.errors import ConfigError
 
 PROMPTS_FILE = Path(__file__).resolve().parents[2] / "resources" / "prompts.yaml"
@@ -45,7 +46,7 @@ TEMPLATE_FIELDS = {
 # compose: template (AND/OR/NOT are the templates' questions, no LLM call) | llm (the LLM
 #   rewrites the template's question, which stays the fallback).
 MODES = {"compose": ("template", "llm")}
-COMPOSED = ("and", "or", "not")
+COMPOSED = OPERATORS  # the composed questions' prompts
 # Which system message goes with which prompt.
 SYSTEM_OF = {name: "questioner_system" for name in ("simple", *COMPOSED, "decompose")}
 SYSTEM_OF["kinds"] = "kinds_system"
