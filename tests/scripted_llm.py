@@ -1,4 +1,5 @@
-"""A scripted LLM for generation tests, served by the fake OpenAI-compatible server.
+"""A scripted LLM for generation tests, served by the fake OpenAI-compatible server, and the
+candidate groups it knows (GROUPS, `candidates`) with the settings and client those tests use.
 
 Every test passage starts with a capitalised keyword ("Alpha is ..."). With TEST_PROMPTS the
 responder knows the step from the prompt's first field and writes predictable answers:
@@ -27,7 +28,12 @@ from __future__ import annotations
 import json
 import re
 
-from boolbench.generation.prompts import Prompt
+import pandas as pd
+
+from boolbench.generation.filtering import AnswererSettings
+from boolbench.generation.prompts import Prompt, resolve_templates
+from boolbench.generation.questions import GenerationSettings
+from boolbench.llm import LLMClient, LLMSettings
 from tests.conftest import tiny_config
 
 TEST_PROMPTS = {
@@ -189,3 +195,68 @@ def scripted_config(server, **overrides):
         generation={"prompts": prompts},
         **overrides,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate groups the script knows, and the settings and client the generation tests use
+
+TEMPLATES = resolve_templates()
+MEMBERSHIP_TEMPLATE = TEMPLATES["membership"]
+LEAD_WORDS = 12
+# Group 2's Flaky gets a question from the second seed on, group 3's Bad never (scripted
+# below); group 4's Mute is read as not of the kind; group 5 has one passage of the kind only.
+GROUPS = [
+    ["Alpha is a thing.", "Beta is a thing.", "Gamma is a thing."],
+    ["Delta is a thing.", "Epsilon is a thing."],
+    ["Zeta is a thing.", "Flaky is a thing.", "Theta is a thing."],
+    ["Bad is a thing.", "Iota is a thing."],
+    ["Kappa is a thing.", "Mute is a thing.", "Lambda is a thing."],
+    ["Oddity is a thing.", "Nu is a thing."],
+]
+
+
+def candidates(groups=GROUPS) -> pd.DataFrame:
+    rows = []
+    for group, texts in enumerate(groups):
+        for slot, text in enumerate(texts):
+            word = text.split()[0]
+            rows.append((group, 100 + group, slot, f"p-{word}", word, text))
+    return pd.DataFrame(rows, columns=["group", "cluster", "slot", "pid", "title", "text"])
+
+
+def scripted(body: dict):
+    """respond, with the simple questions of subjects "Bad..." never valid and of "Flaky..."
+    valid from the second seed on (the prompt hides the subject in the passage as ___, so
+    the subject field says which passage it is)."""
+    user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+    if user.startswith("SIMPLE|"):
+        subject = user.split("|")[2]
+        if subject.startswith("Bad") or (
+            subject.startswith("Flaky") and body.get("seed") == BASE_SEED
+        ):
+            return f"Tell me about {subject}."
+    return respond(body)
+
+
+def scripted_client(server, cache_dir) -> LLMClient:
+    settings = LLMSettings(
+        backend="openai", model="scripted", cache_dir=str(cache_dir), seed=BASE_SEED
+    )
+    client = LLMClient(settings, server.base_url, "scripted", "scripted")
+    client.server = server
+    return client
+
+
+def settings(**overrides) -> GenerationSettings:
+    return GenerationSettings(seed=BASE_SEED, **overrides)
+
+
+def answerer(**scope) -> AnswererSettings:
+    return AnswererSettings(seed=BASE_SEED, scope=dict.fromkeys(("and", "or", "not"),
+                                                                "expression") | scope)  # fmt: skip
+
+
+def judge_params() -> dict:
+    """The `judge` of a kinds job (atomic_step): its membership reads."""
+    return {"prompt": TEST_PROMPTS["judge"], "answerer": answerer(),
+            "membership": MEMBERSHIP_TEMPLATE, "lead_words": LEAD_WORDS}  # fmt: skip

@@ -24,7 +24,7 @@ from boolbench.llm.fake_server import FakeOpenAIServer
 from boolbench.retrieval.bm25 import BM25Index, build_bm25
 from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.registry import ModelSpec
-from tests.test_retrieval import PASSAGES, write_corpus
+from tests.tiny_corpus import PASSAGES, write_corpus
 from tests.tiny_models import tiny_sentence_transformer
 
 

@@ -178,40 +178,56 @@ def test_misnamed_column_in_parquet(tmp_path):
     assert "['body', 'id']" in message
 
 
-def test_missing_column_in_csv(tmp_path):
-    path = write(tmp_path / "c.csv", "pid,body\na,x\n")
-    message = ingest_error(tmp_path, source="csv", path=str(path))
-    assert "c.csv: missing column(s) 'text' (for text)" in message
+# Bad input in each reader: (file, content, source, extra spec keys, the message's start),
+# "{path}" standing for the file.
+BAD_INPUTS = {
+    "missing column in csv": (
+        "c.csv", "pid,body\na,x\n", "csv", {},
+        "{path}: missing column(s) 'text' (for text)",
+    ),
+    "missing field in jsonl": (
+        "c.jsonl", '{"pid": "a", "text": "x"}\n{"pid": "b", "body": "y"}\n', "jsonl", {},
+        "{path}, line 2: missing field 'text' (for text)",
+    ),
+    "missing field in msmarco": (
+        "collection.tsv", "0\tok\n1 no tab here\n", "msmarco", {},
+        "{path}, line 2: expected 2 tab-separated fields (pid, text), found 1",
+    ),
+    "extra field in msmarco": (
+        "collection.tsv", "0\tok\n1\ttoo\tmany\n", "msmarco", {},
+        "{path}, line 2: expected 2 tab-separated fields (pid, text), found 3",
+    ),
+    "bad dpr header": (
+        "psgs.tsv", "pid\ttext\ttitle\n1\tx\tT\n", "dpr", {},
+        "{path}, line 1: expected the header 'id<TAB>text<TAB>title'",
+    ),
+    "duplicate ids": (
+        "collection.tsv", "0\ta\n1\tb\n0\tc\n", "msmarco", {},
+        "{path}, line 3: duplicate passage id '0' (first at line 1)",
+    ),
+    "null text in jsonl": (
+        "c.jsonl", '{"pid": "a", "text": null}\n', "jsonl", {},
+        "{path}, line 1: text of passage 'a' is not a string",
+    ),
+    "invalid json": (
+        "c.jsonl", '{"pid": "a", "text": "x"}\n{"pid": "b", "text": \n', "jsonl", {},
+        "{path}, line 2: invalid JSON (Expecting value at column 22)",
+    ),
+    "empty corpus": ("collection.tsv", "", "msmarco", {}, "{path}: no passages found"),
+    "non-integer position": (
+        "c.csv", "pid,text,pos\na,x,1\nb,y,two\n", "csv",
+        {"columns": {"position": "pos", "doc_id": "pid"}},
+        "{path}, line 3: position 'two' is not an integer",
+    ),
+}  # fmt: skip
 
 
-def test_missing_field_in_jsonl_names_the_line(tmp_path):
-    path = write(tmp_path / "c.jsonl", '{"pid": "a", "text": "x"}\n{"pid": "b", "body": "y"}\n')
-    message = ingest_error(tmp_path, source="jsonl", path=str(path))
-    assert message.startswith(f"{path}, line 2: missing field 'text' (for text)")
-
-
-def test_missing_field_in_msmarco_names_the_line(tmp_path):
-    path = write(tmp_path / "collection.tsv", "0\tok\n1 no tab here\n")
-    message = ingest_error(tmp_path, source="msmarco", path=str(path))
-    assert message == f"{path}, line 2: expected 2 tab-separated fields (pid, text), found 1"
-
-
-def test_extra_field_in_msmarco(tmp_path):
-    path = write(tmp_path / "collection.tsv", "0\tok\n1\ttoo\tmany\n")
-    message = ingest_error(tmp_path, source="msmarco", path=str(path))
-    assert message == f"{path}, line 2: expected 2 tab-separated fields (pid, text), found 3"
-
-
-def test_bad_dpr_header(tmp_path):
-    path = write(tmp_path / "psgs.tsv", "pid\ttext\ttitle\n1\tx\tT\n")
-    message = ingest_error(tmp_path, source="dpr", path=str(path))
-    assert message.startswith(f"{path}, line 1: expected the header 'id<TAB>text<TAB>title'")
-
-
-def test_duplicate_ids_name_both_lines(tmp_path):
-    path = write(tmp_path / "collection.tsv", "0\ta\n1\tb\n0\tc\n")
-    message = ingest_error(tmp_path, source="msmarco", path=str(path))
-    assert message == f"{path}, line 3: duplicate passage id '0' (first at line 1)"
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_is_one_message_naming_the_file_and_line(tmp_path, case):
+    name, content, source, extra, expected = BAD_INPUTS[case]
+    path = write(tmp_path / name, content)
+    message = ingest_error(tmp_path, source=source, path=str(path), **extra)
+    assert message.startswith(expected.format(path=path))
 
 
 def test_duplicate_ids_across_batches(tmp_path, monkeypatch):
@@ -243,12 +259,6 @@ def test_empty_text_can_be_dropped_and_counted(tmp_path):
     assert json.loads(metadata[b"boolbench"])["dropped_empty"] == 1
 
 
-def test_null_text_in_jsonl(tmp_path):
-    path = write(tmp_path / "c.jsonl", '{"pid": "a", "text": null}\n')
-    message = ingest_error(tmp_path, source="jsonl", path=str(path))
-    assert message == f"{path}, line 1: text of passage 'a' is not a string"
-
-
 @pytest.mark.parametrize("source", ["msmarco", "jsonl"])
 def test_undecodable_bytes_name_the_line(tmp_path, source):
     if source == "msmarco":
@@ -261,12 +271,6 @@ def test_undecodable_bytes_name_the_line(tmp_path, source):
     path = write(tmp_path / "c.txt", content)
     message = ingest_error(tmp_path, source=source, path=str(path))
     assert message.startswith(f"{path}, line 3: undecodable bytes (not UTF-8)")
-
-
-def test_invalid_json_names_the_line(tmp_path):
-    path = write(tmp_path / "c.jsonl", '{"pid": "a", "text": "x"}\n{"pid": "b", "text": \n')
-    message = ingest_error(tmp_path, source="jsonl", path=str(path))
-    assert message.startswith(f"{path}, line 2: invalid JSON (Expecting value at column 22)")
 
 
 def test_invalid_json_says_what_and_where_in_full(tmp_path):
@@ -287,20 +291,6 @@ def test_bad_qrels_relevance_names_the_line(tmp_path):
         tmp_path, source="msmarco", path=str(collection), queries=str(queries), qrels=str(qrels)
     )
     assert message == f"{qrels}, line 2: relevance 'yes' is not an integer"
-
-
-def test_empty_corpus(tmp_path):
-    path = write(tmp_path / "collection.tsv", "")
-    message = ingest_error(tmp_path, source="msmarco", path=str(path))
-    assert message == f"{path}: no passages found"
-
-
-def test_non_integer_position(tmp_path):
-    path = write(tmp_path / "c.csv", "pid,text,pos\na,x,1\nb,y,two\n")
-    message = ingest_error(
-        tmp_path, source="csv", path=str(path), columns={"position": "pos", "doc_id": "pid"}
-    )
-    assert message == f"{path}, line 3: position 'two' is not an integer"
 
 
 def test_failed_ingest_leaves_no_partial_output(tmp_path):

@@ -24,7 +24,7 @@ from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.rerank import load_cross_encoder, rerank_document_run
 from boolbench.retrieval.runs import RUN_SCHEMA, QuerySet, read_run, write_run
 from boolbench.retrieval.search import document_run, search, search_sets
-from tests.test_retrieval import PASSAGES
+from tests.tiny_corpus import PASSAGES
 from tests.tiny_models import tiny_cross_encoder
 
 WORDS = ["river", "castle", "engine", "violin", "comet", "glacier", "harbor", "orchard"]

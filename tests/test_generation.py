@@ -11,7 +11,6 @@ import pytest
 from boolbench.generation import dataset
 from boolbench.generation.compose import compose
 from boolbench.generation.filtering import (
-    AnswererSettings,
     PoolSettings,
     Reads,
     check_rates,
@@ -25,9 +24,8 @@ from boolbench.generation.filtering import (
     verify_members,
 )
 from boolbench.generation.grammar import kind_forms
-from boolbench.generation.prompts import Prompt, resolve_templates
+from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
-    GenerationSettings,
     Kind,
     kind_questions,
     parse_kind,
@@ -36,77 +34,29 @@ from boolbench.generation.questions import (
 from boolbench.generation.steps import judge_step, written_step
 from boolbench.generation.validation import check_question
 from boolbench.io import write_table_atomic
-from boolbench.llm import LLMClient, LLMSettings
 from boolbench.llm.client import ChatResult
 from boolbench.llm.fake_server import FakeOpenAIServer
-from tests.scripted_llm import BASE_SEED, TEST_PROMPTS, decomposition, prompt, respond
-
-TEMPLATES = resolve_templates()
-MEMBERSHIP = TEMPLATES["membership"]
-LEAD_WORDS = 12
-# Group 2's Flaky gets a question from the second seed on, group 3's Bad never (scripted
-# below); group 4's Mute is read as not of the kind; group 5 has one passage of the kind only.
-GROUPS = [
-    ["Alpha is a thing.", "Beta is a thing.", "Gamma is a thing."],
-    ["Delta is a thing.", "Epsilon is a thing."],
-    ["Zeta is a thing.", "Flaky is a thing.", "Theta is a thing."],
-    ["Bad is a thing.", "Iota is a thing."],
-    ["Kappa is a thing.", "Mute is a thing.", "Lambda is a thing."],
-    ["Oddity is a thing.", "Nu is a thing."],
-]
-
-
-def candidates(groups=GROUPS) -> pd.DataFrame:
-    rows = []
-    for group, texts in enumerate(groups):
-        for slot, text in enumerate(texts):
-            word = text.split()[0]
-            rows.append((group, 100 + group, slot, f"p-{word}", word, text))
-    return pd.DataFrame(rows, columns=["group", "cluster", "slot", "pid", "title", "text"])
-
-
-def scripted(body: dict):
-    """respond, with the simple questions of subjects "Bad..." never valid and of "Flaky..."
-    valid from the second seed on (the prompt hides the subject in the passage as ___, so
-    the subject field says which passage it is)."""
-    user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-    if user.startswith("SIMPLE|"):
-        subject = user.split("|")[2]
-        if subject.startswith("Bad") or (
-            subject.startswith("Flaky") and body.get("seed") == BASE_SEED
-        ):
-            return f"Tell me about {subject}."
-    return respond(body)
-
-
-def scripted_client(server, cache_dir) -> LLMClient:
-    settings = LLMSettings(
-        backend="openai", model="scripted", cache_dir=str(cache_dir), seed=BASE_SEED
-    )
-    client = LLMClient(settings, server.base_url, "scripted", "scripted")
-    client.server = server
-    return client
+from tests.scripted_llm import (
+    BASE_SEED,
+    GROUPS,
+    LEAD_WORDS,
+    MEMBERSHIP_TEMPLATE,
+    TEMPLATES,
+    TEST_PROMPTS,
+    answerer,
+    candidates,
+    decomposition,
+    prompt,
+    scripted,
+    scripted_client,
+    settings,
+)
 
 
 @pytest.fixture
 def llm(tmp_path):
     with FakeOpenAIServer(responder=scripted) as server:
         yield scripted_client(server, tmp_path)
-
-
-def settings(**overrides) -> GenerationSettings:
-    return GenerationSettings(seed=BASE_SEED, **overrides)
-
-
-def answerer(**scope) -> AnswererSettings:
-    return AnswererSettings(seed=BASE_SEED, scope=dict.fromkeys(("and", "or", "not"),
-                                                                "expression") | scope)  # fmt: skip
-
-
-def judge_params() -> dict:
-    """The `judge` of a kinds job (atomic_step): its membership reads."""
-    return {"prompt": TEST_PROMPTS["judge"], "answerer": answerer(),
-            "membership": MEMBERSHIP, "lead_words": LEAD_WORDS}  # fmt: skip
 
 
 def compose_prompt(op: str, mode: str) -> Prompt:
@@ -119,7 +69,7 @@ def generate_all(llm, cands, gen=None, verify=True, mode="template"):
     kinds = kind_questions(cands, llm, prompt("kinds"), gen, TEMPLATES["disjunctive"], "m")
     if verify:
         kinds = verify_members(
-            kinds, cands, llm, prompt("judge"), answerer(), MEMBERSHIP, LEAD_WORDS
+            kinds, cands, llm, prompt("judge"), answerer(), MEMBERSHIP_TEMPLATE, LEAD_WORDS
         )
     simple = simple_questions(cands, kinds, llm, prompt("simple"), gen, "m", prompt("subject"))
     composed = {
@@ -190,12 +140,12 @@ def test_member_verification_drops_kinds_with_fewer_than_two_members(tmp_path):
                                TEMPLATES["disjunctive"], "m")  # fmt: skip
         assert [list(m) for m in named["members"]] == [[0, 1], [0, 1, 2]]
         kinds = verify_members(
-            named, cands, llm, prompt("judge"), answerer(), MEMBERSHIP, LEAD_WORDS
+            named, cands, llm, prompt("judge"), answerer(), MEMBERSHIP_TEMPLATE, LEAD_WORDS
         ).set_index("group")
         asked = server.total_requests()
         # The judge's membership reads are the same requests: answered from the cache.
         reads = Reads(dict(zip(cands["pid"], cands["text"], strict=True)),
-                      dict(zip(cands["pid"], cands["title"], strict=True)), MEMBERSHIP,
+                      dict(zip(cands["pid"], cands["title"], strict=True)), MEMBERSHIP_TEMPLATE,
                       answerer(), LEAD_WORDS)  # fmt: skip
         key = reads.member("records", "p-Mute")
         reads.run(llm, prompt("judge"))
@@ -438,8 +388,8 @@ def judged(llm, cands, generated, **scope):
     written = questions[questions["status"] != "dropped"]
     settings = answerer(**scope)
     reads = Reads(dict(zip(cands["pid"], cands["text"], strict=True)),
-                  dict(zip(cands["pid"], cands["title"], strict=True)), MEMBERSHIP, settings,
-                  LEAD_WORDS)  # fmt: skip
+                  dict(zip(cands["pid"], cands["title"], strict=True)), MEMBERSHIP_TEMPLATE,
+                  settings, LEAD_WORDS)  # fmt: skip
     answers, check = filter_and_check(
         written, simple, kinds, cands, llm, prompt("judge"), settings, reads
     )
@@ -611,7 +561,7 @@ def test_judge_pools_records_pooled_labels_with_their_methods(llm):
     run = pd.DataFrame([(q, p, r) for q in questions["qid"] for r, p in enumerate(ranked, 1)],
                        columns=["qid", "pid", "rank"])  # fmt: skip
     pooled = pools(questions, {"m": run}, depth=10)
-    reads = Reads(texts, titles, MEMBERSHIP, answerer(), LEAD_WORDS)
+    reads = Reads(texts, titles, MEMBERSHIP_TEMPLATE, answerer(), LEAD_WORDS)
     frame = judge_pools(questions, pooled, construction(simple, kinds, cands), reads, llm,
                         prompt("judge"), answerer())  # fmt: skip
     got = {(q, p): (m, r) for q, p, m, r in
@@ -663,7 +613,7 @@ def test_the_judge_step_filters_then_pools_and_the_dataset_carries_both(llm, tmp
     out = {k: paths[k] for k in ("answers", "check", "pooled")}
     judge_step(paths["written"], paths["simple"], paths["kinds"], paths["cands"],
                paths["corpus"], {"m": paths["run"]}, out, llm, TEST_PROMPTS["judge"],
-               answerer(), PoolSettings(depth=10), MEMBERSHIP, "strict")  # fmt: skip
+               answerer(), PoolSettings(depth=10), MEMBERSHIP_TEMPLATE, "strict")  # fmt: skip
     answers, pooled = pd.read_parquet(out["answers"]), pd.read_parquet(out["pooled"])
     assert len(pd.read_parquet(out["check"])) > 0
     passed = verdicts(answers).set_index("qid")

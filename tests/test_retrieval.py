@@ -17,21 +17,8 @@ from boolbench.retrieval.registry import ModelSpec, shares_clustering_embeddings
 from boolbench.retrieval.rerank import load_cross_encoder, rerank
 from boolbench.retrieval.runs import QuerySet, load_questions
 from boolbench.retrieval.search import search_sets
+from tests.tiny_corpus import PASSAGES, write_corpus
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
-
-PASSAGES = {
-    "p1": "The cat sat on the warm mat in the kitchen.",
-    "p2": "Dogs are loyal animals that love running in parks.",
-    "p3": "The stock market fell sharply on Monday morning.",
-    "p4": "Cats and dogs can live together peacefully.",
-    "p5": "Volcanoes erupt when magma rises to the surface.",
-}
-
-
-def write_corpus(path, passages=PASSAGES):
-    table = pa.table({"pid": list(passages), "text": list(passages.values())})
-    pq.write_table(table, path)
-    return path
 
 
 def write_embeddings(folder, vectors, pids):

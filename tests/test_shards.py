@@ -68,12 +68,13 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
     from boolbench.generation.filtering import AnswererSettings, PoolSettings
     from boolbench.generation.steps import atomic_step, compose_step, judge_step
     from boolbench.llm.fake_server import FakeOpenAIServer
-    from tests.scripted_llm import TEST_PROMPTS, respond
-    from tests.test_generation import (
-        MEMBERSHIP,
+    from tests.scripted_llm import (
+        MEMBERSHIP_TEMPLATE,
         TEMPLATES,
+        TEST_PROMPTS,
         candidates,
         judge_params,
+        respond,
         scripted_client,
         settings,
     )
@@ -107,7 +108,8 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
         judge_step(
             written, out["simple"], out["disj"], cands, corpus, {"m": run},
             {k: out[k] for k in ("answers", "check", "pooled")}, llm, TEST_PROMPTS["judge"],
-            AnswererSettings(seed=1), PoolSettings(depth=10), MEMBERSHIP, "strict", shard=empty,
+            AnswererSettings(seed=1), PoolSettings(depth=10), MEMBERSHIP_TEMPLATE, "strict",
+            shard=empty,
         )  # fmt: skip
         questions = tmp_path / "boolquestions.parquet"
         pq.write_table(DATASET_SCHEMA.empty_table(), questions)

@@ -19,8 +19,8 @@ from boolbench.llm.fake_server import FakeOpenAIServer
 from boolbench.report.figures import FIGURES
 from boolbench.retrieval.runs import RUN_SCHEMA
 from tests.conftest import Workflow, tiny_config
+from tests.html_tables import Tables
 from tests.scripted_llm import respond, scripted_config
-from tests.test_report import Tables
 from tests.tiny_models import tiny_cross_encoder, tiny_sentence_transformer
 
 pytestmark = pytest.mark.workflow  # runs the real Snakefile
