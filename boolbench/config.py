@@ -231,6 +231,28 @@ class CorpusBaselines:
     train_on: tuple[str, ...]
     untrained: str | None = None
 
+    def not_computed(self, has_expressions: bool, has_train: bool) -> dict[str, str]:
+        """Table 3 rows (label -> why) that the corpus's questions or models cannot give:
+        the oracle needs the expressions recorded at generation, training a train split."""
+        rows = {}
+        if not has_expressions:
+            rows["Oracle decomposition"] = "the questions carry no recorded Boolean expressions"
+        if self.untrained:
+            for subset in DEFAULT_TRAIN_ON:
+                rows[contrastive_label(f"contrastive-{subset}")] = self.untrained
+        elif not has_train:
+            for subset in self.train_on:
+                rows[contrastive_label(f"contrastive-{subset}")] = (
+                    "the questions have no train split (a `split` field) to train on"
+                )
+        return rows
+
+
+def contrastive_label(model: str) -> str:
+    """Table 3's row of a contrastive model (contrastive-not -> Boolean contrastive (NOT))."""
+    subset = model.removeprefix("contrastive-")
+    return f"Boolean contrastive ({'all' if subset == 'all' else subset.upper()})"
+
 
 def corpus_baselines(config: dict, corpus: str, source: str = "config") -> CorpusBaselines:
     """Resolve `baselines.retriever` and `baselines.train_on` for one corpus (see the schema);
@@ -342,6 +364,16 @@ def step_llm(config: dict, step: str) -> dict:
     if step == "audit":
         return base | (config["audit"]["judge"] or {})
     return base | config["llm"]["steps"].get(step, {})
+
+
+def audit_source(config: dict) -> str:
+    """Who judges the audit sheet, in words (the confusion page says it): the filled sheet
+    named in audit.judgements, else the LLM of the `audit` step."""
+    if config["audit"]["judgements"] is not None:
+        return f"the filled sheet {config['audit']['judgements']}"
+    judge = step_llm(config, "audit")
+    name = judge["model"] if judge["backend"] == "openai" else f"local:{judge['local_model']}"
+    return f"the LLM {name} (audit.judge)"
 
 
 def load_config_file(path: str) -> dict[str, Any]:

@@ -5,6 +5,9 @@
 # side only, by default, they search the retriever's own passage vectors and index).
 
 
+include: "helpers/baselines.smk"
+
+
 # The params of the decomposition's shard jobs, which its gather job carries too (made_with).
 DECOMPOSE_PARAMS = {
     "llm": llm_params("decompose"),

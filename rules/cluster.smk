@@ -1,3 +1,6 @@
+include: "helpers/cluster.smk"
+
+
 rule reduce:
     input:
         embeddings="results/{corpus}/embeddings.npy",

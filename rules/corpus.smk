@@ -1,3 +1,6 @@
+include: "helpers/corpus.smk"
+
+
 rule extract_pdf:
     input:
         pdfs=pdf_inputs,

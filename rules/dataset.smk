@@ -1,3 +1,6 @@
+include: "helpers/dataset.smk"
+
+
 rule assemble_dataset:
     input:
         questions=expand(
@@ -208,7 +211,7 @@ rule audit_confusion:
     conda:
         "../envs/corpus.yaml"
     params:
-        source=lambda wc: audit_source(),
+        source=audit_source(config),
         depth=config["audit"]["depth"],
     script:
         "../workflow_scripts/audit_confusion.py"

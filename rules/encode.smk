@@ -1,3 +1,6 @@
+include: "helpers/encode.smk"
+
+
 rule encode_shard:
     input:
         corpus="results/{corpus}/corpus.parquet",

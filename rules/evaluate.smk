@@ -5,6 +5,9 @@
 # Recall@k% (tables/document_recall.*).
 
 
+include: "helpers/evaluate.smk"
+
+
 rule encode_model_shard:
     input:
         corpus="results/{corpus}/corpus.parquet",

@@ -6,6 +6,9 @@
 # `llm.shards` jobs (group g in shard g % n), gathered by a local rule.
 
 
+include: "helpers/generate.smk"
+
+
 # The params of each stage's shard jobs, which its gather job carries too (made_with).
 MEMBER_JUDGE_PARAMS = member_judge_params()
 ATOMIC_PARAMS = {

@@ -3,6 +3,9 @@
 # report shows; captions live in report/*.rst (rendered with the job's params and wildcards).
 
 
+include: "helpers/report.smk"
+
+
 rule significance:
     input:
         scores=lambda wc: expand(

@@ -4,7 +4,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boolbench.config import load_config_file, schema, validate_config
+from boolbench.config import (
+    CorpusBaselines,
+    audit_source,
+    load_config_file,
+    schema,
+    validate_config,
+)
 from boolbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,3 +150,28 @@ def test_sentence_transformers_models_follow_the_encoders_precision():
     assert not shares_clustering_embeddings(own, encoder, "{text}")
     shipped = load_config_file(Path(__file__).resolve().parents[1] / "config.yaml")
     assert validate_config(shipped)["models"]["minilm-l6"]["precision"] == "auto"
+
+
+def test_the_audit_page_names_who_judged_the_sheet():
+    config = validate_config(minimal())
+    assert audit_source(config) == "the LLM local:qwen-0.5b (audit.judge)"
+    config["llm"] |= {"backend": "openai", "model": "gpt-4o"}
+    assert audit_source(config) == "the LLM gpt-4o (audit.judge)"
+    config["audit"]["judgements"] = "mine.csv"
+    assert audit_source(config) == "the filled sheet mine.csv"
+
+
+@pytest.mark.parametrize(
+    ("plan", "has_expressions", "has_train", "rows"),
+    [
+        (CorpusBaselines("m", ("all",)), True, True, set()),
+        (CorpusBaselines("m", ("all",)), False, True, {"Oracle decomposition"}),
+        (CorpusBaselines("m", ("not", "all")), True, False,
+         {"Boolean contrastive (NOT)", "Boolean contrastive (all)"}),
+        (CorpusBaselines("bm25", (), untrained="bm25 cannot be trained"), True, True,
+         {"Boolean contrastive (all)"}),
+        (CorpusBaselines("m", ()), True, False, set()),  # training not asked for
+    ],
+)  # fmt: skip
+def test_table3_says_which_rows_cannot_be_computed(plan, has_expressions, has_train, rows):
+    assert set(plan.not_computed(has_expressions, has_train)) == rows

@@ -11,7 +11,13 @@ import yaml
 
 from boolbench.config import validate_config
 from boolbench.errors import BoolbenchError
-from boolbench.report.figures import FIGURES, _metric, figure_step, pass_rate_table
+from boolbench.report.figures import (
+    FIGURES,
+    _metric,
+    corpus_figures,
+    figure_step,
+    pass_rate_table,
+)
 from boolbench.report.pages import (
     corpus_config,
     llm_accounting,
@@ -282,3 +288,13 @@ def test_rankings_mark_pooled_judgements_apart_and_read_only_kept_questions(tmp_
     assert ">X</span>" in page and "<b>X" not in page  # unjudged: plain
     assert "rejected-1" not in page and ">Z<" not in page
     assert "1 of 2 NOT questions" in page and page.index("not-2") < page.index("not-1")
+
+
+@pytest.mark.parametrize(
+    ("imported", "grouping", "left_out"),
+    [(False, "cluster", set()), (False, "document", {"svd_variance"}),
+     (True, "cluster", {"group_sizes", "svd_variance", "pass_rates"})],
+)  # fmt: skip
+def test_a_corpus_shows_the_figures_it_has_data_for(imported, grouping, left_out):
+    # Grouping by document computes no SVD; imported questions were not generated here.
+    assert set(FIGURES) - set(corpus_figures(imported, grouping)) == left_out

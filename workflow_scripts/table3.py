@@ -1,7 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.baselines.contrastive import contrastive_label
 from boolbench.baselines.steps import ORACLE_ROW, table3_step
+from boolbench.config import contrastive_label
 from boolbench.workflow import script_context
 
 with script_context(snakemake):

@@ -247,9 +247,3 @@ def train(
         )
         trainer.train()
     _save(model, out_dir)
-
-
-def contrastive_label(model: str) -> str:
-    """Table 3's row of a contrastive model (contrastive-not -> Boolean contrastive (NOT))."""
-    subset = model.removeprefix("contrastive-")
-    return f"Boolean contrastive ({'all' if subset == 'all' else subset.upper()})"

@@ -76,6 +76,17 @@ FIGURES = {
 }
 
 
+def corpus_figures(imported: bool, grouping: str) -> list[str]:
+    """The figures a corpus's report shows: imported questions only the retrieval figures
+    (nothing was generated), grouping by document no SVD (none was computed)."""
+    names = list(FIGURES)
+    if imported:
+        return [n for n in names if FIGURES[n].category == "Retrieval"]
+    if grouping == "document":
+        names.remove("svd_variance")
+    return names
+
+
 def _metric(metrics: pd.DataFrame, metric: str, split: str) -> pd.DataFrame:
     """model x type table of one BoolQuestions metric in percent, under the completed labels."""
     rows = metrics[

@@ -1,0 +1,59 @@
+# Helpers of rules/generate.smk only: input functions and params (kept apart from rules,
+# as snakemake --lint asks; helpers several rule files share are in rules/common.smk).
+
+
+# Everything of `generation` but the prompts: each job gets only its own prompt (below), so
+# changing one prompt reruns only the jobs that use it.
+GENERATION_PARAMS = {
+    k: v for k, v in config["generation"].items() if k not in ("prompts", "prompt_set")
+}
+
+
+def member_judge_params():
+    """What the kinds job needs to ask the judge whether each candidate is of its group's kind
+    (the same requests as the judge's, so the judge finds them in the cache)."""
+    return {
+        "prompt": prompt_params(ANSWERER_STEP),
+        "answerer": FILTER_PARAMS,
+        "max_passage_words": config["generation"]["max_passage_words"],
+        "membership": TEMPLATES["membership"],
+        "lead_words": config["pooling"]["lead_words"],
+    }
+
+
+def atomic_inputs(wildcards):
+    """Simple questions are asked of the members of each group's kind (disjunctive)."""
+    base = f"results/{wildcards.corpus}"
+    inputs = {"candidates": f"{base}/candidates.parquet"}
+    if wildcards.kind == "simple":
+        inputs["kinds"] = f"{base}/questions/disjunctive.parquet"
+    return inputs
+
+
+def pool_models(corpus):
+    """The models whose runs the judge pools (pooling.models, else the corpus's); none at
+    depth 0, so that the judge then waits for no search."""
+    if not config["pooling"]["depth"]:
+        return []
+    return config["pooling"]["models"] or corpus_models(corpus)
+
+
+def pooling_params(corpus):
+    return {
+        "depth": config["pooling"]["depth"],
+        "lead_words": config["pooling"]["lead_words"],
+        "models": pool_models(corpus),
+    }
+
+
+def judge_inputs(wildcards):
+    """The written questions, their construction, the passages, and the runs pooled."""
+    base = f"results/{wildcards.corpus}"
+    return {
+        "written": f"{base}/questions/written.parquet",
+        "simple": f"{base}/questions/simple.parquet",
+        "disjunctive": f"{base}/questions/disjunctive.parquet",
+        "candidates": f"{base}/candidates.parquet",
+        "corpus": f"{base}/corpus.parquet",
+        "runs": [f"{base}/runs/{m}.parquet" for m in pool_models(wildcards.corpus)],
+    }
