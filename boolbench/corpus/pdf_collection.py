@@ -271,3 +271,17 @@ def extraction_quality(
     }
     write_text_atomic(summary_out, json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def extraction_quality_step(
+    passages_path: str | os.PathLike,
+    pdf_path: str | list[str],
+    reference_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    summary_out: str | os.PathLike,
+) -> dict:
+    """pdf/extraction_quality.{parquet,json}: the extracted passages of the corpus's PDFs
+    (`pdf_path`, as the corpus entry names them) scored against their reference texts."""
+    return extraction_quality(
+        pd.read_parquet(passages_path), list(pdf_files(pdf_path)), reference_dir, out, summary_out
+    )

@@ -56,8 +56,10 @@ from boolbench.retrieval.metrics import (
     per_query,
     per_query_document_recall,
 )
-from boolbench.retrieval.provenance import as_metadata
+from boolbench.retrieval.provenance import as_metadata, read_provenance, write_provenance_table
 from boolbench.retrieval.runs import read_run
+
+PathLike = str | os.PathLike
 
 SPLITS = ("all", "train", "test")
 SCORES_COLUMNS = ["model", "query_set", "labels", "qid", "type", "split", *METRICS]
@@ -453,3 +455,64 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike, provenance=None) -
     if provenance is not None:
         table = table.replace_schema_metadata({**table.schema.metadata, **as_metadata(provenance)})
     write_table_atomic(table, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The evaluation's file-level steps (each called by one workflow script)
+
+
+def score_model_step(
+    model: str,
+    paths: dict[str, PathLike],
+    document_recall: dict,
+    out: PathLike,
+) -> None:
+    """scores/{model}.parquet: per-query metrics of one model (`paths`: run, original,
+    document, document_original, questions, qrels, corpus), with its run's provenance."""
+    scores = score_model(
+        model,
+        paths["run"],
+        paths["original"],
+        questions=pd.read_parquet(paths["questions"]),
+        original_qrels=pd.read_parquet(paths["qrels"]),
+        document_run_path=paths["document"],
+        original_document_run_path=paths["document_original"],
+        corpus_path=paths["corpus"],
+        percents=list(document_recall["percents"]),
+        min_document_passages=document_recall["min_document_passages"],
+    )
+    write_frame(scores, out, read_provenance(paths["run"]))
+
+
+def table2_step(
+    models: list[str],
+    score_paths: list[PathLike],
+    significance_path: PathLike,
+    questions_path: PathLike,
+    split: str,
+    alpha: float,
+    out: dict[str, PathLike],
+) -> None:
+    """metrics.parquet, Table 2 (csv, md, tex, html) and the models' provenance table
+    (provenance_md, provenance_html) from every model's scores, in the order of `models`."""
+    scores = pd.concat([pd.read_parquet(p) for p in score_paths], ignore_index=True)
+    provenance = {m: read_provenance(p) for m, p in zip(models, score_paths, strict=True)}
+    metrics = aggregate(scores)
+    write_frame(metrics, out["metrics"], provenance)
+    tables = {key: out[key] for key in ("csv", "md", "tex", "html")}
+    write_tables(
+        metrics, models, split, pd.read_parquet(significance_path), alpha,
+        pd.read_parquet(questions_path), tables,
+    )  # fmt: skip
+    write_provenance_table(provenance, out["provenance_md"], out["provenance_html"])
+
+
+def document_recall_step(
+    metrics_path: PathLike, models: list[str], split: str, settings: dict, out: dict
+) -> None:
+    """tables/document_recall.{csv,md,html} from metrics.parquet (`settings`:
+    evaluation.document_recall)."""
+    write_document_recall_table(
+        pd.read_parquet(metrics_path), models, split, list(settings["percents"]),
+        settings["min_document_passages"], out,
+    )  # fmt: skip
