@@ -845,3 +845,24 @@ def test_generation_report_counts_every_step_by_reason():
     assert report["NOT"]["status"] == {"dropped": 1, "ok": 1}
     assert report["filter"]["AND"] == {"filter: positive_unanswered": 1}
     assert report["filter"]["NOT"] == {"dropped: no_kind": 1}
+
+
+def test_or_joins_only_predicates_that_ask_for_the_same_part():
+    # "Which river is the longest in China or does the Yangtze span?" is not English: of the
+    # three pairs, the one whose predicates both ask for the subject is the only OR question.
+    from boolbench.generation.compose import Group, plan_or
+
+    cands = pd.DataFrame({"slot": [0, 1, 2], "pid": ["a", "b", "c"], "text": ["x", "y", "z"]})
+    predicates = ["is the longest river in China", "does the Yangtze River span",
+                  "flows through Wuhan"]  # fmt: skip
+    simple = {s: {"status": "ok", "qid": f"simple-00000-{s}", "slot": s, "subject": f"S{s}",
+                  "predicate": p, "question": f"Which river {p}?"}
+              for s, p in enumerate(predicates)}  # fmt: skip
+    kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": [0, 1, 2],
+            "question": "What are some rivers?"}  # fmt: skip
+    plans = plan_or(Group(0, 0, cands, kind, simple), ["Which {kind_singular} {first} or "
+                                                       "{second}?"], settings())  # fmt: skip
+    assert [(p.positives, p.negatives) for p in plans] == [(["a", "c"], ["b"])]
+    del simple[2]
+    plans = plan_or(Group(0, 0, cands, kind, simple), ["{first} or {second}"], settings())
+    assert [p.reason for p in plans] == ["unparallel_alternatives"]

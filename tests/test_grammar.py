@@ -9,6 +9,7 @@ from boolbench.generation.grammar import (
     glued_questions,
     is_plural,
     kind_forms,
+    parallel_predicates,
 )
 from boolbench.generation.validation import check_question
 
@@ -121,3 +122,16 @@ def test_good_questions_pass(question):
     assert not glued_questions(question)
     assert not broken_agreement(question)
     assert check_question(question, []) == (question, None)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "parallel"),
+    [
+        ("is the longest river in China", "flows through Wuhan", True),
+        ("does the Yangtze River span", "did Confucius believe in", True),
+        ("is the second-longest river in China", "does the Yangtze River span", False),
+        ("did Thea Philopator rule", "was a Hellenistic polity", False),
+    ],
+)
+def test_only_predicates_with_the_same_gap_are_joined_with_or(first, second, parallel):
+    assert parallel_predicates(first, second) is parallel

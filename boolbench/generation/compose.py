@@ -5,7 +5,9 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
   <predicate of the positive>?". Positive: that member; negatives: the other members, which
   answer the disjunctive part (they are of the kind) but not the constraint.
 - OR: two alternatives at the same level in one question: "Which <kind> <predicate a> or
-  <predicate b>?". Positives: the two members; negatives: the other members.
+  <predicate b>?", of two predicates that both ask for their verb's subject (or both for its
+  object: grammar.parallel_predicates). Positives: the two members; negatives: the other
+  members.
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
   <subject>?" (forms vary). Negative: the excluded member; positives: the other members.
 Each group gives up to `per_group` questions of each type (another positive, pair or excluded
@@ -30,6 +32,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from boolbench.generation.grammar import parallel_predicates
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     QUESTION_FIELDS,
@@ -158,6 +161,10 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     pairs = list(itertools.combinations(g.asked(), 2))
     if not pairs:
         return _none("OR", g, "fewer_than_two_simple_questions")
+    predicate = {slot: g.simple[slot]["predicate"] for slot in g.asked()}
+    pairs = [(a, b) for a, b in pairs if parallel_predicates(predicate[a], predicate[b])]
+    if not pairs:
+        return _none("OR", g, "unparallel_alternatives")
     plans = []
     for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
         a, b = (g.simple[s] for s in pairs[int(index)])

@@ -105,3 +105,16 @@ def _uncountable(noun: str) -> bool:
     """Nouns whose singular and plural are one word (species, news, ...): never disagree."""
     engine = _engine()
     return engine.singular_noun(noun) == noun or engine.plural_noun(noun) == noun
+
+
+# A predicate with do-support ("does the Yangtze span") asks for the object of its verb, not
+# for its subject ("is the longest river in China"): after "Which <kind>" both read, but two
+# of different kinds joined with "or" do not ("Which river is the longest in China or does
+# the Yangtze span?").
+_OBJECT_GAP = re.compile(r"^(?:do|does|did)\s", re.IGNORECASE)
+
+
+def parallel_predicates(first: str, second: str) -> bool:
+    """True when two predicates of "Which <kind> ...?" can be joined with "or": both ask for
+    the subject of their verb, or both for its object."""
+    return bool(_OBJECT_GAP.match(first.strip())) == bool(_OBJECT_GAP.match(second.strip()))
