@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-import inflect
-
 # Question words that start a second question when they follow "and" / "or" / "but".
 _GLUE = re.compile(
     r"\b(?:and|or|but)\s+(?:what|who|whom|whose|which|where|when|why|how)\b", re.IGNORECASE
@@ -32,7 +30,10 @@ _PREPOSITIONS = {"of", "in", "from", "on", "at", "by", "for", "with", "under", "
 
 
 @cache
-def _engine() -> inflect.engine:
+def _engine():
+    # inflect takes about two seconds to import (its type checks): only where a kind is read.
+    import inflect
+
     return inflect.engine()
 
 

@@ -14,9 +14,9 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 
-import openai
 from tqdm import tqdm
 
 from boolbench.errors import BoolbenchError
@@ -38,15 +38,22 @@ class ServerStalledError(Exception):
     """The local server made no progress on any call for timeout_s."""
 
 
-RETRYABLE = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APIConnectionError,
-    openai.APIResponseValidationError,
-    json.JSONDecodeError,
-    EmptyResponseError,
-    ServerStalledError,
-)
+@cache
+def retryable_errors() -> tuple[type[Exception], ...]:
+    """Errors worth asking again. `openai` is imported where a call is made: importing it
+    takes about a second, which every job that merely imports this package would pay."""
+    import openai
+
+    return (
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APIConnectionError,
+        openai.APIResponseValidationError,
+        json.JSONDecodeError,
+        EmptyResponseError,
+        ServerStalledError,
+    )
+
 
 # How often the progress of a local server is read while calls are in flight.
 PROGRESS_POLL_S = 2.0
@@ -266,6 +273,8 @@ class LLMClient:
         return results
 
     async def _ask_all(self, todo: dict[str, ChatRequest], progress: bool) -> dict[str, ChatResult]:
+        import openai
+
         self._stop = None
         client = openai.AsyncOpenAI(
             base_url=self.base_url,
@@ -351,6 +360,8 @@ class LLMClient:
                 task.cancel()
 
     async def _ask(self, client, key: str, request: ChatRequest) -> ChatResult:
+        import openai
+
         params = self._params(request)
         error = "no attempt"
         unreachable_since = None  # start of this call's run of failed connections
@@ -368,7 +379,7 @@ class LLMClient:
                 )
                 self._last_response = time.monotonic()
                 answer = _answer_from(response)
-            except RETRYABLE as err:
+            except retryable_errors() as err:
                 if isinstance(err, openai.APIStatusError):
                     self._last_response = time.monotonic()
                 error = self._describe(err)
