@@ -1,4 +1,6 @@
-# Shared by all rules: config loading and validation, wildcard constraints, input functions.
+# What several rule files share: config loading and validation, wildcard constraints, the
+# model registry's names and the input functions more than one rule file calls. Helpers of one
+# rule file are in rules/helpers/<stage>.smk, included at the top of that file.
 import os
 import re
 import sys

@@ -87,8 +87,7 @@ class AnswererSettings:
 
     method: str = "judge"
     threshold: float = 0.4
-    scope: dict = field(default_factory=lambda: dict.fromkeys(OPERATORS,
-                                                              "expression"))  # fmt: skip
+    scope: dict = field(default_factory=lambda: dict.fromkeys(OPERATORS, "expression"))
     answer_max_tokens: int = 96
     temperature: float = 0.0
     max_passage_words: int = 300
