@@ -1,6 +1,8 @@
-# What several rule files share: config loading and validation, wildcard constraints, the
-# model registry's names and the input functions more than one rule file calls. Helpers of one
-# rule file are in rules/helpers/<stage>.smk, included at the top of that file.
+# Shared by several rule files (config loading and validation, wildcard constraints, the model
+# registry's names, and input functions that more than one of them calls). The helpers of one
+# of them are in rules/helpers/<stage>.smk, included at the top of that file. (snakemake --lint
+# takes a line here with "rule", a space and later a colon for a rule definition, and allows
+# none beside functions.)
 import os
 import re
 import sys
