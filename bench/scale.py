@@ -50,7 +50,7 @@ def build_inputs(base: Path, size: int, work: Path) -> dict[str, Path]:
     from boolbench.retrieval.embeddings import PIDS_SCHEMA, pids_path
 
     corpus = pq.read_table(base / "corpus.parquet", columns=["pid", "title", "text"])
-    vectors = np.load(base / "embeddings.npy", mmap_mode="r")
+    vectors = np.load(base / "models" / "clustering-encoder" / "embeddings.npy", mmap_mode="r")
     n_real = corpus.num_rows
     folder = work / str(size)
     folder.mkdir(parents=True, exist_ok=True)

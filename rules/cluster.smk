@@ -3,8 +3,8 @@ include: "helpers/cluster.smk"
 
 rule reduce:
     input:
-        embeddings="results/{corpus}/embeddings.npy",
-        pids="results/{corpus}/embeddings.pids.parquet",
+        embeddings="results/{corpus}/models/clustering-encoder/embeddings.npy",
+        pids="results/{corpus}/models/clustering-encoder/embeddings.pids.parquet",
     output:
         svd="results/{corpus}/svd.parquet",
         variance="results/{corpus}/svd_variance.parquet",
@@ -46,8 +46,8 @@ rule cluster:
 
 rule assign_clusters:
     input:
-        embeddings="results/{corpus}/embeddings.npy",
-        pids="results/{corpus}/embeddings.pids.parquet",
+        embeddings="results/{corpus}/models/clustering-encoder/embeddings.npy",
+        pids="results/{corpus}/models/clustering-encoder/embeddings.pids.parquet",
         components="results/{corpus}/svd_components.npy",
         svd="results/{corpus}/svd.parquet",
         clusters="results/{corpus}/clusters.parquet",

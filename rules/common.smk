@@ -18,11 +18,12 @@ from boolbench.artifacts import export_rules
 from boolbench.config import (
     audit_source,
     check_corpus_sizes,
+    clustering_encoder_entry,
     corpus_baselines,
     step_llm,
     validate_config,
 )
-from boolbench.constants import OPERATORS
+from boolbench.constants import CLUSTERING_ENCODER, OPERATORS
 from boolbench.corpus.pdf_collection import pdf_files
 from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
@@ -33,9 +34,9 @@ from boolbench.report.figures import FIGURES, corpus_figures
 from boolbench.report.pages import corpus_config
 from boolbench.retrieval.registry import (
     DENSE_KINDS,
-    encoding_params,
+    encoding_of,
     non_default_keys,
-    shares_clustering_embeddings,
+    same_vectors,
 )
 from boolbench.running import (
     another_run_notice,
@@ -202,13 +203,19 @@ def corpus_models(corpus):
     return config["corpora"][corpus]["models"] or MODELS
 
 
+# Dense models (index and search), and every model that encodes the corpus: these and the
+# clustering encoder.
+DENSE_MODELS = name_pattern(models_of(*DENSE_KINDS))
+ENCODED_MODELS = name_pattern([CLUSTERING_ENCODER] + models_of(*DENSE_KINDS))
+
+
 def is_imported(wildcards):
     return wildcards.corpus in IMPORTED
 
 
 wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
-    model=name_pattern(MODELS + TRAINED_MODELS),
+    model=name_pattern(MODELS + TRAINED_MODELS + [CLUSTERING_ENCODER]),
     subset="and|or|not|all",
     method="decomposed|oracle",
     shard=r"\d+",
@@ -220,10 +227,6 @@ wildcard_constraints:
 
 def corpus_entry(wildcards):
     return config["corpora"][wildcards.corpus]
-
-
-def encoder_params(wildcards):
-    return corpus_entry(wildcards)["encoder"]
 
 
 def groups_file(wildcards):
@@ -249,6 +252,8 @@ def retriever_of(corpus):
 
 
 def model_entry(wildcards):
+    if wildcards.model == CLUSTERING_ENCODER:
+        return clustering_encoder_entry(corpus_entry(wildcards)["encoder"])
     if wildcards.model in TRAINED_MODELS:
         return config["models"][retriever_of(wildcards.corpus)] | {
             "model": trained_model(wildcards)
@@ -272,6 +277,14 @@ def passage_template_param(wildcards):
     return {} if template == "{text}" else {"passage_template": template}
 
 
+def model_encoding(wildcards):
+    """What determines a model's passage vectors (parameters of its encoding jobs); the
+    clustering encoder reads the passage text alone."""
+    if wildcards.model == CLUSTERING_ENCODER:
+        return encoding_of(model_entry(wildcards))
+    return encoding_of(model_entry(wildcards), corpus_entry(wildcards)["passage_template"])
+
+
 def as_retriever(wildcards):
     """The wildcards of the baselines' retriever on the same corpus."""
     return SimpleNamespace(
@@ -280,20 +293,16 @@ def as_retriever(wildcards):
 
 
 def model_embeddings(wildcards):
-    """The clustering encoder's embeddings when the model would compute the same vectors
-    (a corpus with `questions:` has none); the retriever's for a model trained on the query
-    side only."""
+    """A model's passage vectors: the clustering encoder's when its encoding parameters are
+    the same (a corpus with `questions:` has none); the retriever's for a model trained on the
+    query side only."""
     if wildcards.model in TRAINED_MODELS and QUERY_SIDE_ONLY:
         return model_embeddings(as_retriever(wildcards))
-    if not is_imported(wildcards) and shares_clustering_embeddings(
-        model_entry(wildcards),
-        encoder_params(wildcards),
-        corpus_entry(wildcards)["passage_template"],
+    encoder = SimpleNamespace(corpus=wildcards.corpus, model=CLUSTERING_ENCODER)
+    if not is_imported(wildcards) and same_vectors(
+        model_encoding(wildcards), model_encoding(encoder)
     ):
-        return {
-            "embeddings": f"results/{wildcards.corpus}/embeddings.npy",
-            "pids": f"results/{wildcards.corpus}/embeddings.pids.parquet",
-        }
+        wildcards = encoder
     base = f"results/{wildcards.corpus}/models/{wildcards.model}"
     return {
         "embeddings": f"{base}/embeddings.npy",

@@ -1,38 +1,50 @@
+# Encoding (paper section 3): the corpus's passage vectors, for the clustering encoder (the
+# `encoder` section, model CLUSTERING_ENCODER) and for every dense model of the registry, in
+# `shards` jobs gathered into one file. A model whose encoding parameters equal the clustering
+# encoder's reuses its vectors (model_embeddings) and has no jobs here.
+
+
 include: "helpers/encode.smk"
 
 
 rule encode_shard:
     input:
         corpus="results/{corpus}/corpus.parquet",
+        trained=trained_model_input,
     output:
-        temp("results/{corpus}/embeddings/shard-{shard}-of-{n_shards}.npy"),
+        temp("results/{corpus}/models/{model}/shard-{shard}-of-{n_shards}.npy"),
     log:
-        "logs/{corpus}/encode_shard-{shard}-of-{n_shards}.log",
+        "logs/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.log",
     benchmark:
-        "benchmarks/{corpus}/encode_shard-{shard}-of-{n_shards}.tsv"
-    priority: GENERATION_PRIORITY
+        "benchmarks/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.tsv"
+    wildcard_constraints:
+        model=ENCODED_MODELS,
+    # The clustering encoder is on the way to the LLM stages; the models' encodings are not.
+    priority: encoding_priority
     conda:
         "../envs/encode.yaml"
     threads: 2
     params:
-        encoder=encoder_params,
+        model=model_encoding,
     script:
         "../workflow_scripts/encode_shard.py"
 
 
 rule gather_embeddings:
     input:
-        shards=embedding_shards,
+        shards=model_shards,
         corpus="results/{corpus}/corpus.parquet",
     output:
-        embeddings="results/{corpus}/embeddings.npy",
-        pids="results/{corpus}/embeddings.pids.parquet",
+        embeddings="results/{corpus}/models/{model}/embeddings.npy",
+        pids="results/{corpus}/models/{model}/embeddings.pids.parquet",
     log:
-        "logs/{corpus}/gather_embeddings.log",
-    priority: GENERATION_PRIORITY
+        "logs/{corpus}/models/{model}/gather_embeddings.log",
+    wildcard_constraints:
+        model=ENCODED_MODELS,
+    priority: encoding_priority
     conda:
         "../envs/encode.yaml"
     params:
-        encoder=encoder_params,
+        encoder=model_encoding,
     script:
         "../workflow_scripts/gather_embeddings.py"

@@ -8,46 +8,6 @@
 include: "helpers/evaluate.smk"
 
 
-rule encode_model_shard:
-    input:
-        corpus="results/{corpus}/corpus.parquet",
-        trained=trained_model_input,
-    output:
-        temp("results/{corpus}/models/{model}/shard-{shard}-of-{n_shards}.npy"),
-    log:
-        "logs/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.log",
-    benchmark:
-        "benchmarks/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.tsv"
-    wildcard_constraints:
-        model=DENSE_MODELS,
-    conda:
-        "../envs/retrieve.yaml"
-    threads: 2
-    params:
-        model=model_encoding,
-    script:
-        "../workflow_scripts/encode_model_shard.py"
-
-
-rule gather_model_embeddings:
-    input:
-        shards=model_shards,
-        corpus="results/{corpus}/corpus.parquet",
-    output:
-        embeddings="results/{corpus}/models/{model}/embeddings.npy",
-        pids="results/{corpus}/models/{model}/embeddings.pids.parquet",
-    log:
-        "logs/{corpus}/models/{model}/gather_embeddings.log",
-    wildcard_constraints:
-        model=DENSE_MODELS,
-    conda:
-        "../envs/retrieve.yaml"
-    params:
-        encoder=model_encoding,
-    script:
-        "../workflow_scripts/gather_embeddings.py"
-
-
 rule build_faiss_index:
     input:
         unpack(model_embeddings),

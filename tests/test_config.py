@@ -134,7 +134,8 @@ def test_llm_defaults_and_openai_needs_a_model():
 
 
 def test_sentence_transformers_models_follow_the_encoders_precision():
-    from boolbench.retrieval.registry import encoding_params, shares_clustering_embeddings
+    from boolbench.config import clustering_encoder_entry
+    from boolbench.retrieval.registry import encoding_of, encoding_params, same_vectors
 
     plain = validate_config(minimal())  # schema defaults: fp32, the model's own vectors
     assert plain["encoder"]["precision"] == "fp32"
@@ -143,11 +144,12 @@ def test_sentence_transformers_models_follow_the_encoders_precision():
     assert plain["models"]["e5-small-q4"]["precision"] == "auto"  # 4-bit already
 
     fast = validate_config({**minimal(), "encoder": {"precision": "auto"}})  # config.yaml's
-    minilm, encoder = fast["models"]["minilm-l6"], fast["encoder"]
+    minilm = fast["models"]["minilm-l6"]
+    encoder = encoding_of(clustering_encoder_entry(fast["encoder"]))
     assert minilm["precision"] == "auto" and encoding_params(minilm)["precision"] == "auto"
-    assert shares_clustering_embeddings(minilm, encoder, "{text}")  # reuses its vectors
+    assert same_vectors(encoding_of(minilm), encoder)  # reuses its vectors
     own = {**minilm, "precision": "fp32"}  # a model that says otherwise encodes its own
-    assert not shares_clustering_embeddings(own, encoder, "{text}")
+    assert not same_vectors(encoding_of(own), encoder)
     shipped = load_config_file(Path(__file__).resolve().parents[1] / "config.yaml")
     assert validate_config(shipped)["models"]["minilm-l6"]["precision"] == "auto"
 

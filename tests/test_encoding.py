@@ -1,23 +1,21 @@
-from dataclasses import asdict
-
 import numpy as np
 import pandas as pd
 import pytest
 
+from boolbench.config import clustering_encoder_entry
+from boolbench.constants import CLUSTERING_ENCODER
 from boolbench.errors import InputError
 from boolbench.io import write_table_atomic
 from boolbench.retrieval.embeddings import (
-    EncoderSettings,
     encode_sentences,
-    encode_shard,
-    encode_texts,
     gather_shards,
     load_embeddings,
-    load_encoder,
     resolve_model,
     resolve_precision,
     shard_bounds,
 )
+from boolbench.retrieval.encoders import encode_shard, load_sentence_transformer
+from boolbench.retrieval.registry import ModelSpec, encoding_params
 
 
 @pytest.mark.parametrize(("n_rows", "n_shards"), [(10, 3), (7, 7), (2, 4), (100_003, 16)])
@@ -65,25 +63,37 @@ TEXTS = [
 ]
 
 
+def clustering_encoder(**encoder) -> ModelSpec:
+    """The clustering encoder's spec as its jobs get it (the `encoder` section, defaults filled)."""
+    section = {"model": "sentence-transformers/all-MiniLM-L6-v2", "batch_size": 32,
+               "max_seq_length": 256, "normalize": True, "device": "auto", "precision": "fp32",
+               "shards": 2} | encoder  # fmt: skip
+    return ModelSpec.from_config(
+        CLUSTERING_ENCODER, encoding_params(clustering_encoder_entry(section))
+    )
+
+
 def test_sharded_encoding_equals_one_encode_call(tmp_path, monkeypatch):
     # Small row groups, so shards start inside a row group.
     monkeypatch.setattr("boolbench.io.ROW_GROUP_ROWS", 2)
     corpus = tmp_path / "corpus.parquet"
     write_corpus(corpus, TEXTS)
-    settings = EncoderSettings(batch_size=2, max_seq_length=64, precision="fp32")
+    spec = clustering_encoder(batch_size=2, max_seq_length=64)
     shards = [tmp_path / f"shard-{i}.npy" for i in range(3)]
     for i, shard in enumerate(shards):
-        encode_shard(corpus, i, 3, settings, shard, threads=1)
-    gather_shards([str(s) for s in shards], corpus, tmp_path / "emb.npy", asdict(settings))
+        encode_shard(corpus, i, 3, spec, shard, threads=1)
+    gather_shards([str(s) for s in shards], corpus, tmp_path / "emb.npy", {"model": spec.model})
     pids, vectors = load_embeddings(tmp_path / "emb.npy")
 
-    direct = encode_texts(load_encoder(settings), TEXTS, settings, progress=False)
+    model = load_sentence_transformer(spec)
+    direct = encode_sentences(model, TEXTS, batch_size=2, precision="fp32",
+                              normalize_embeddings=True)  # fmt: skip
     assert pids == [f"p{i}" for i in range(5)]
     assert vectors.dtype == np.float32 and vectors.shape == (5, 384)
     np.testing.assert_allclose(vectors, direct, atol=1e-5)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     # A real model: a question finds its passage.
-    query = encode_texts(load_encoder(settings), ["What is France's capital?"], settings, False)
+    query = encode_sentences(model, ["What is France's capital?"], batch_size=2)
     assert int(np.argmax(vectors @ query[0])) == 1
 
 
@@ -93,7 +103,7 @@ PASSAGES = [f"{text} It is sentence {i} of a longer passage about {text.split()[
 
 @pytest.fixture(scope="module")
 def minilm():
-    return load_encoder(EncoderSettings(max_seq_length=64), threads=1)
+    return load_sentence_transformer(clustering_encoder(max_seq_length=64), threads=1)
 
 
 def test_threaded_encoding_keeps_every_text_in_its_row(minilm):

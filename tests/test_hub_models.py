@@ -12,8 +12,7 @@ from boolbench.config import load_config_file, validate_config
 from boolbench.corpus.sources import passage_texts, render_passages
 from boolbench.errors import ConfigError
 from boolbench.retrieval.bm25 import BM25Index, build_bm25
-from boolbench.retrieval.dense import encode_model_shard
-from boolbench.retrieval.encoders import load_dense_encoder
+from boolbench.retrieval.encoders import encode_shard, load_dense_encoder
 from boolbench.retrieval.provenance import model_provenance, provenance_rows
 from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import QuerySet
@@ -107,7 +106,7 @@ def test_passage_templates_render_text_and_title(corpus):
 def test_dense_encoding_reads_the_template(models, corpus, tmp_path):
     spec = ModelSpec(name="st", kind="sentence-transformers", model=str(models["context"]))
     out = tmp_path / "shard.npy"
-    encode_model_shard(corpus, 0, 1, spec, out, passage_template="{title} [SEP] {text}")
+    encode_shard(corpus, 0, 1, spec, out, passage_template="{title} [SEP] {text}")
     expected = load_dense_encoder(spec).encode_passages(
         render_passages(pq.read_table(corpus), "{title} [SEP] {text}")
     )

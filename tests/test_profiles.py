@@ -8,6 +8,7 @@ import re
 import pytest
 import yaml
 
+from boolbench.constants import CLUSTERING_ENCODER
 from boolbench.errors import ConfigError
 from boolbench.slurm import (
     PartitionLimits,
@@ -270,13 +271,18 @@ def test_the_generation_chain_goes_before_the_model_encodings(workflow):
     config = tiny_config(models={"l3": {"kind": "onnx"}, "bm25": {"kind": "bm25"}})
     workflow.write_config(config)
     output = workflow.run("--dry-run").stdout
-    priority = {}
+    priority = {}  # rule (encode_shard: and model) -> priority
     for block in output.split("\n\n"):
         match = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
         if match:
             found = re.search(r"^    priority: (\d+)$", block, re.M)
-            priority.setdefault(match.group(1), int(found.group(1)) if found else 0)
-    chain = ["encode_shard", "cluster", "sample_candidates", "atomic_questions",
-             "gather_atomic_questions", "compose_questions", "gather_composed_questions",
-             "judge_questions", "gather_answers", "assemble_dataset"]  # fmt: skip
-    assert all(priority[rule] > priority["encode_model_shard"] for rule in chain), priority
+            model = re.search(r"^    wildcards: .*model=([\w.-]+)", block, re.M)
+            name = match.group(1)
+            if name == "encode_shard":
+                name += f":{model.group(1)}"
+            priority.setdefault(name, int(found.group(1)) if found else 0)
+    chain = [f"encode_shard:{CLUSTERING_ENCODER}", "cluster", "sample_candidates",
+             "atomic_questions", "gather_atomic_questions", "compose_questions",
+             "gather_composed_questions", "judge_questions", "gather_answers",
+             "assemble_dataset"]  # fmt: skip
+    assert all(priority[rule] > priority["encode_shard:l3"] for rule in chain), priority

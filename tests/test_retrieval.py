@@ -7,13 +7,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from boolbench.config import validate_config
+from boolbench.config import clustering_encoder_entry, validate_config
 from boolbench.errors import ConfigError, InputError
 from boolbench.retrieval.bm25 import BM25Index, build_bm25
 from boolbench.retrieval.dense import build_index, load_index, search_vectors
 from boolbench.retrieval.embeddings import save_npy_atomic
 from boolbench.retrieval.encoders import load_dense_encoder
-from boolbench.retrieval.registry import ModelSpec, shares_clustering_embeddings
+from boolbench.retrieval.registry import ModelSpec, encoding_of, same_vectors
 from boolbench.retrieval.rerank import load_cross_encoder, rerank
 from boolbench.retrieval.runs import QuerySet, load_questions
 from boolbench.retrieval.search import search_sets
@@ -245,13 +245,20 @@ def test_default_registry_and_embedding_reuse():
         "bm25": "bm25",
     }
     assert config["models"]["bm25"]["k1"] == 0.9 and config["models"]["bm25"]["b"] == 0.4
-    encoder = config["corpora"]["c"]["encoder"]
-    assert shares_clustering_embeddings(config["models"]["minilm-l6"], encoder, "{text}")
-    other = {**config["models"]["minilm-l6"], "passage_prefix": "passage: "}
-    assert not shares_clustering_embeddings(other, encoder, "{text}")
+    # The clustering encoder is a registry model; a model reuses its vectors when their
+    # encoding parameters are equal.
+    encoder = encoding_of(clustering_encoder_entry(config["corpora"]["c"]["encoder"]))
+    minilm = config["models"]["minilm-l6"]
+    assert same_vectors(encoding_of(minilm), encoder)
+    alias = {**minilm, "model": "all-MiniLM-L6-v2"}  # the same embedded weights
+    assert same_vectors(encoding_of(alias), encoder)
+    other = {**minilm, "passage_prefix": "passage: "}
+    assert not same_vectors(encoding_of(other), encoder)
     # the clustering encoder reads the text alone; a titled template makes other vectors
-    assert not shares_clustering_embeddings(
-        config["models"]["minilm-l6"], encoder, "{title} {text}"
-    )
-    pinned = {**config["models"]["minilm-l6"], "revision": "v1"}
-    assert not shares_clustering_embeddings(pinned, encoder, "{text}")
+    assert not same_vectors(encoding_of(minilm, "{title} {text}"), encoder)
+    for key, value in (("revision", "v1"), ("max_seq_length", 128), ("precision", "bf16")):
+        assert not same_vectors(encoding_of({**minilm, key: value}), encoder), key
+    # how the job runs is not what it computes
+    assert same_vectors(encoding_of({**minilm, "batch_size": 64, "device": "cpu"}), encoder)
+    with pytest.raises(ConfigError, match="models.clustering-encoder: the name is the clust"):
+        validate_config(base_config({"clustering-encoder": {"kind": "onnx"}}))

@@ -46,9 +46,10 @@ def test_run_produces_every_artifact(finished):
     base = "results/tiny/"
     corpus = pd.read_parquet(finished.path(base + "corpus.parquet"))
     assert len(corpus) == 60 and corpus["pid"].is_unique
-    vectors = np.load(finished.path(base + "embeddings.npy"))
+    encoder = base + "models/clustering-encoder/"
+    vectors = np.load(finished.path(encoder + "embeddings.npy"))
     assert vectors.shape == (60, 384)
-    pids = pd.read_parquet(finished.path(base + "embeddings.pids.parquet"))["pid"]
+    pids = pd.read_parquet(finished.path(encoder + "embeddings.pids.parquet"))["pid"]
     assert pids.tolist() == corpus["pid"].tolist()
     clusters = pd.read_parquet(finished.path(base + "clusters.parquet"))
     assert len(clusters) == 40 and clusters["cluster"].nunique() == 8
@@ -63,8 +64,9 @@ def test_run_produces_every_artifact(finished):
     queries = pd.read_parquet(finished.path(base + "original_queries.parquet"))
     assert 0 < len(queries) <= 60
     # Shards are temporary: gathered, then removed.
-    assert not list(finished.path(base + "embeddings").glob("*.npy"))
-    assert finished.path("logs/tiny/encode_shard-0-of-2.log").read_text().count("shard 0/2")
+    assert not list(finished.path(encoder).glob("shard-*.npy"))
+    log = finished.path("logs/tiny/models/clustering-encoder/encode_shard-0-of-2.log")
+    assert log.read_text().count("shard 0/2")
 
 
 def test_finished_run_reruns_nothing(finished):
@@ -270,7 +272,7 @@ def test_identical_rewrite_of_a_large_corpus_does_not_cascade(workflow):
             handle.write(json.dumps({"pid": str(i), "text": random_text(rng, 3000)}) + "\n")
     config = tiny_config(corpora={"big": {"source": "jsonl", "path": str(path)}})
     workflow.write_config(config)
-    target = "results/big/embeddings.npy"  # the first step after ingestion
+    target = "results/big/models/clustering-encoder/embeddings.npy"  # the step after ingestion
     workflow.run(target)
     assert workflow.path("results/big/corpus.parquet").stat().st_size > 1_000_000
 

@@ -114,6 +114,7 @@ def test_runs_follow_the_run_format(evaluated):
 
 def test_the_clustering_embeddings_are_reused_when_the_model_matches(evaluated):
     flow, _, _ = evaluated
+    assert flow.path("results/tiny/models/clustering-encoder/embeddings.npy").exists()
     assert not flow.path("results/tiny/models/minilm-l6/embeddings.npy").exists()
     assert flow.path("results/tiny/models/minilm-l6/index.faiss").exists()
     assert flow.path("results/tiny/models/tiny-st/embeddings.npy").exists()
@@ -166,7 +167,7 @@ def test_document_recall_table_says_no_query_is_scoped(evaluated):
         jobs = flow.planned_jobs()
         assert jobs["score_model"] == len(models) + 1  # and the contrastive model
         assert jobs["document_recall_table"] == 1
-        assert not {"search", "rerank", "encode_model_shard"} & set(jobs)
+        assert not {"search", "rerank", "encode_shard"} & set(jobs)
     finally:
         flow.write_config(config(models))
 
@@ -233,7 +234,7 @@ def test_the_exports_carry_a_dataset_card_that_follows_the_config(evaluated):
 # The jobs that encode or index the corpus, or write questions: a change to the registry
 # reruns none of them for the models it keeps.
 CORPUS_AND_QUESTION_JOBS = {
-    "encode_shard", "encode_model_shard", "gather_model_embeddings", "build_faiss_index",
+    "encode_shard", "gather_embeddings", "build_faiss_index",
     "build_bm25_index", "atomic_questions", "compose_questions",
 }  # fmt: skip
 
@@ -259,7 +260,7 @@ def test_adding_or_removing_a_model_reruns_its_jobs_and_the_pool_not_the_corpus(
     flow.write_config(config(grown))
     try:
         planned = flow.planned_jobs()
-        own = {"encode_model_shard": 2, "gather_model_embeddings": 1, "build_faiss_index": 1,
+        own = {"encode_shard": 2, "gather_embeddings": 1, "build_faiss_index": 1,
                "build_bm25_index": 1}  # fmt: skip
         registry_change_reruns(planned, own)
         # the two new models, and the model trained on the questions (their labels changed)
@@ -376,7 +377,7 @@ def test_training_the_whole_model_encodes_the_corpus_with_it(evaluated):
     flow.write_config(changed)
     try:
         jobs = flow.planned_jobs()
-        steps = ("train_contrastive", "encode_model_shard", "gather_model_embeddings")
+        steps = ("train_contrastive", "encode_shard", "gather_embeddings")
         steps += ("build_faiss_index", "search", "score_model", "table3")
         assert {step: jobs.get(step) for step in steps} == dict.fromkeys(steps, 1)
     finally:

@@ -14,11 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 from ir_measures import RR, Judged, R, nDCG
 
+from boolbench.constants import CLUSTERING_ENCODER
 from boolbench.corpus.question_sets import import_questions
 from boolbench.generation.dataset import DATASET_SCHEMA
 from boolbench.llm.fake_server import FakeOpenAIServer
 from boolbench.retrieval.provenance import read_provenance
-from tests.conftest import Workflow
+from tests.conftest import Workflow, parse_job_stats
 from tests.released_layout import (
     released_corpus,
     released_questions,
@@ -31,9 +32,10 @@ from tests.tiny_models import tiny_cross_encoder, tiny_decoder_embedder, tiny_tw
 pytestmark = pytest.mark.workflow  # runs the real Snakefile
 
 TEMPLATE = "{title} [SEP] {text}"
-# Rules of the generation pipeline: none may be planned for a corpus with `questions:`.
+# Rules of the generation pipeline: none may be planned for a corpus with `questions:` (nor
+# the clustering encoder's encoding, by the same rules as the models').
 GENERATION_RULES = {
-    "encode_shard", "gather_embeddings", "reduce", "cluster", "assign_clusters",
+    "reduce", "cluster", "assign_clusters",
     "group_by_document", "sample_candidates", "atomic_questions", "gather_atomic_questions",
     "compose_questions", "gather_composed_questions", "written_questions", "judge_questions",
     "gather_answers", "assemble_dataset", "dataset_statistics", "example_questions",
@@ -173,8 +175,10 @@ def test_a_fresh_corpus_with_questions_plans_no_generation_job(evaluated, tmp_pa
         "build_bm25_index": 1,
         "search": 1,
     }
-    jobs = fresh.planned_jobs()
+    dry_run = fresh.run("--dry-run")
+    jobs = parse_job_stats(dry_run.stdout + dry_run.stderr)
     assert not GENERATION_RULES & set(jobs), GENERATION_RULES & set(jobs)
+    assert CLUSTERING_ENCODER not in dry_run.stdout + dry_run.stderr
     assert jobs["import_questions"] == 2 and jobs["question_statistics"] == 2
     # The decomposition (the configured LLM) for both; the oracle only for the run's dataset
     # (recorded expressions); contrastive training only where there is a train split.

@@ -2,7 +2,8 @@
 
 Artifacts (per corpus and model):
 - models/{model}/embeddings.npy + embeddings.pids.parquet (the format of
-  boolbench.retrieval.embeddings), unless the model reuses the clustering encoder's embeddings.
+  boolbench.retrieval.embeddings, encoded by boolbench.retrieval.encoders.encode_shard), unless
+  the model reuses the clustering encoder's (models/clustering-encoder/).
 - models/{model}/index.faiss: the FAISS index over those vectors, rows in id-map order.
 Searching goes through DenseIndex (the SearchIndex of boolbench.retrieval.search).
 Document-scoped runs (boolbench.retrieval.runs) score a document's passages exactly from the
@@ -17,33 +18,15 @@ import os
 import numpy as np
 import pandas as pd
 
-from boolbench.corpus.sources import DEFAULT_TEMPLATE, shard_passages
 from boolbench.errors import ConfigError
 from boolbench.io import atomic_path
-from boolbench.retrieval.embeddings import load_embeddings, save_npy_atomic
+from boolbench.retrieval.embeddings import load_embeddings
 from boolbench.retrieval.encoders import load_dense_encoder
 from boolbench.retrieval.registry import ModelSpec
 from boolbench.retrieval.runs import TIE_MARGIN, hits_from_arrays, rank_hits
 
 log = logging.getLogger(__name__)
 SEARCH_BATCH = 4096  # queries per FAISS call: bounds the score matrix of exact search
-
-
-def encode_model_shard(
-    corpus_path: str | os.PathLike,
-    shard: int,
-    n_shards: int,
-    spec: ModelSpec,
-    out_path: str | os.PathLike,
-    threads: int | None = None,
-    passage_template: str = DEFAULT_TEMPLATE,
-) -> int:
-    """Encode one shard of the corpus (passages rendered by `passage_template`) with a dense
-    model into a .npy file."""
-    texts = shard_passages(corpus_path, shard, n_shards, passage_template)
-    encoder = load_dense_encoder(spec, threads)
-    save_npy_atomic(encoder.encode_passages(texts), out_path)
-    return len(texts)
 
 
 def search_vectors_of(vectors: np.ndarray, spec: ModelSpec) -> np.ndarray:

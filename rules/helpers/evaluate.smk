@@ -2,15 +2,9 @@
 # as snakemake --lint asks; helpers several rule files share are in rules/common.smk).
 
 
-DENSE_MODELS = name_pattern(models_of(*DENSE_KINDS))
 BM25_MODELS = name_pattern(models_of("bm25"))
 FIRST_STAGE_MODELS = name_pattern(models_of(*DENSE_KINDS, "bm25"))
 RERANKERS = name_pattern(models_of("cross-encoder"))
-
-
-def model_encoding(wildcards):
-    """What determines a model's passage vectors (parameters of its encoding jobs)."""
-    return encoding_params(model_entry(wildcards)) | passage_template_param(wildcards)
 
 
 def model_search_params(wildcards):
@@ -21,12 +15,6 @@ def model_search_params(wildcards):
     return {
         k: entry[k] for k in non_default_keys(entry, keys)
     } | passage_template_param(wildcards)
-
-
-def model_shards(wildcards):
-    n_shards = model_entry(wildcards)["shards"]
-    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
-    return [f"{base}/shard-{i}-of-{n_shards}.npy" for i in range(n_shards)]
 
 
 def searched_questions(wildcards):
