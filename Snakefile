@@ -26,15 +26,16 @@ report: "report/workflow.rst"
 rule all:
     default_target: True
     input:
-        expand("results/{corpus}/boolquestions.parquet", corpus=CORPORA),
-        expand("results/{corpus}/tables/table1.md", corpus=CORPORA),
-        expand("results/{corpus}/tables/table2.md", corpus=CORPORA),
-        expand("results/{corpus}/tables/document_recall.md", corpus=CORPORA),
-        expand("results/{corpus}/tables/table3.md", corpus=CORPORA),
+        expand(artifact("dataset"), corpus=CORPORA),
+        expand(artifact("table1_md"), corpus=CORPORA),
+        expand(artifact("table2_md"), corpus=CORPORA),
+        expand(artifact("document_recall_md"), corpus=CORPORA),
+        expand(artifact("table3_md"), corpus=CORPORA),
         [report_inputs(corpus) for corpus in CORPORA],
         [interchange_outputs(corpus) for corpus in CORPORA],
         [extraction_quality_outputs(corpus) for corpus in CORPORA],
 
 
-# Jobs name the rule that makes a corrupt input artifact (boolbench/artifacts.py).
-export_rules((rule.name, rule.output) for rule in workflow.rules)
+# Jobs name the rule that makes a corrupt input artifact, and docs/artifacts.md each artifact's
+# rule and script (boolbench/artifacts.py).
+export_rules((rule.name, rule.output, rule.script) for rule in workflow.rules)

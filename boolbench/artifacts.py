@@ -21,12 +21,20 @@ import pyarrow.parquet as pq
 from boolbench.errors import InputError
 
 RULES_ENV = "BOOLBENCH_ARTIFACT_RULES"
+# Set, the workflow also writes every rule's outputs and script to this JSON file when it is
+# parsed (boolbench.artifact_reference reads it to document the artifacts).
+RULES_FILE_ENV = "BOOLBENCH_RULES_FILE"
 
 
-def export_rules(rules: Iterable[tuple[str, Iterable[str]]]) -> None:
-    """Record (rule name, output patterns) for the jobs' messages."""
-    patterns = {str(pattern): name for name, outputs in rules for pattern in outputs}
+def export_rules(rules: Iterable[tuple[str, Iterable[str], str | None]]) -> None:
+    """Record (rule name, output patterns, script) for the jobs' messages, and in the file named
+    by RULES_FILE_ENV when that is set."""
+    rules = [(name, [str(p) for p in outputs], script) for name, outputs, script in rules]
+    patterns = {pattern: name for name, outputs, _ in rules for pattern in outputs}
     os.environ[RULES_ENV] = json.dumps(patterns)
+    if os.environ.get(RULES_FILE_ENV):
+        described = [{"rule": n, "outputs": o, "script": s} for n, o, s in rules]
+        Path(os.environ[RULES_FILE_ENV]).write_text(json.dumps(described, indent=1))
 
 
 def producing_rule(path: str | os.PathLike) -> str | None:

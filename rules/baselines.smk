@@ -20,13 +20,13 @@ DECOMPOSE_PARAMS = {
 
 rule decompose_questions:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
+        questions=artifact("dataset"),
     output:
         decomposed=temp(
-            "results/{corpus}/shards/decompose/shard-{shard}-of-{n_shards}.parquet"
+            artifact("decompose_shard")
         ),
         accounting=temp(
-            "results/{corpus}/shards/decompose/shard-{shard}-of-{n_shards}.json"
+            artifact("decompose_shard_accounting")
         ),
     log:
         "logs/{corpus}/decompose_questions/shard-{shard}-of-{n_shards}.log",
@@ -45,11 +45,11 @@ rule decompose_questions:
 
 rule gather_decomposed_questions:
     input:
-        decomposed=lambda wc: llm_shards(wc, "decompose", "parquet"),
-        accounting=lambda wc: llm_shards(wc, "decompose", "json"),
+        decomposed=lambda wc: llm_shards(wc, "decompose_shard"),
+        accounting=lambda wc: llm_shards(wc, "decompose_shard_accounting"),
     output:
-        decomposed="results/{corpus}/baselines/decomposed.parquet",
-        accounting="results/{corpus}/llm_accounting/decompose.json",
+        decomposed=artifact("decomposed"),
+        accounting=artifact("decompose_accounting"),
     log:
         "logs/{corpus}/gather_decompose.log",
     localrule: True
@@ -65,7 +65,7 @@ rule boolean_operation_run:
     input:
         unpack(baseline_run_inputs),
     output:
-        "results/{corpus}/baselines/runs/{method}.parquet",
+        artifact("baseline_run"),
     log:
         "logs/{corpus}/baselines/{method}_run.log",
     benchmark:
@@ -87,7 +87,7 @@ rule train_contrastive:
     input:
         unpack(training_inputs),
     output:
-        directory("results/{corpus}/models/contrastive-{subset}/model"),
+        directory(artifact("contrastive_model")),
     log:
         "logs/{corpus}/baselines/train_contrastive-{subset}.log",
     benchmark:
@@ -107,11 +107,11 @@ rule table3:
     input:
         unpack(table3_inputs),
     output:
-        csv="results/{corpus}/tables/table3.csv",
-        md="results/{corpus}/tables/table3.md",
-        tex="results/{corpus}/tables/table3.tex",
+        csv=artifact("table3_csv"),
+        md=artifact("table3_md"),
+        tex=artifact("table3_tex"),
         html=report(
-            "results/{corpus}/tables/table3.html",
+            artifact("table3_html"),
             caption="../report/table3.rst",
             category="Baselines",
             subcategory="{corpus}",

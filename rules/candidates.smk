@@ -1,9 +1,9 @@
 rule sample_candidates:
     input:
         groups=groups_file,
-        corpus="results/{corpus}/corpus.parquet",
+        corpus=artifact("corpus"),
     output:
-        "results/{corpus}/candidates.parquet",
+        artifact("candidates"),
     log:
         "logs/{corpus}/sample_candidates.log",
     priority: GENERATION_PRIORITY

@@ -3,12 +3,12 @@ include: "helpers/cluster.smk"
 
 rule reduce:
     input:
-        embeddings="results/{corpus}/models/clustering-encoder/embeddings.npy",
-        pids="results/{corpus}/models/clustering-encoder/embeddings.pids.parquet",
+        embeddings=artifact("embeddings", model=CLUSTERING_ENCODER),
+        pids=artifact("embedding_pids", model=CLUSTERING_ENCODER),
     output:
-        svd="results/{corpus}/svd.parquet",
-        variance="results/{corpus}/svd_variance.parquet",
-        components="results/{corpus}/svd_components.npy",
+        svd=artifact("svd"),
+        variance=artifact("svd_variance"),
+        components=artifact("svd_components"),
     log:
         "logs/{corpus}/reduce.log",
     benchmark:
@@ -26,11 +26,11 @@ rule reduce:
 
 rule cluster:
     input:
-        svd="results/{corpus}/svd.parquet",
-        variance="results/{corpus}/svd_variance.parquet",
+        svd=artifact("svd"),
+        variance=artifact("svd_variance"),
     output:
-        clusters="results/{corpus}/clusters.parquet",
-        report="results/{corpus}/clustering_report.json",
+        clusters=artifact("clusters"),
+        report=artifact("clustering_report"),
     log:
         "logs/{corpus}/cluster.log",
     benchmark:
@@ -46,13 +46,13 @@ rule cluster:
 
 rule assign_clusters:
     input:
-        embeddings="results/{corpus}/models/clustering-encoder/embeddings.npy",
-        pids="results/{corpus}/models/clustering-encoder/embeddings.pids.parquet",
-        components="results/{corpus}/svd_components.npy",
-        svd="results/{corpus}/svd.parquet",
-        clusters="results/{corpus}/clusters.parquet",
+        embeddings=artifact("embeddings", model=CLUSTERING_ENCODER),
+        pids=artifact("embedding_pids", model=CLUSTERING_ENCODER),
+        components=artifact("svd_components"),
+        svd=artifact("svd"),
+        clusters=artifact("clusters"),
     output:
-        "results/{corpus}/corpus_clusters.parquet",
+        artifact("corpus_clusters"),
     log:
         "logs/{corpus}/assign_clusters.log",
     benchmark:
@@ -67,10 +67,10 @@ rule assign_clusters:
 
 rule group_by_document:
     input:
-        corpus="results/{corpus}/corpus.parquet",
+        corpus=artifact("corpus"),
     output:
-        groups="results/{corpus}/document_groups.parquet",
-        report="results/{corpus}/document_groups_report.json",
+        groups=artifact("document_groups"),
+        report=artifact("document_groups_report"),
     log:
         "logs/{corpus}/group_by_document.log",
     priority: GENERATION_PRIORITY

@@ -29,6 +29,7 @@ from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
 from boolbench.dataset_card import card_settings
 from boolbench.errors import BoolbenchError
+from boolbench.paths import artifact
 from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
 from boolbench.report.figures import FIGURES, corpus_figures
 from boolbench.report.pages import corpus_config
@@ -71,7 +72,7 @@ try:
         if entry["source"] == "pdf"
     }
     for name in PDF_FILES:
-        SOURCE_INPUTS[name]["corpus"] = f"results/{name}/pdf/passages.parquet"
+        SOURCE_INPUTS[name]["corpus"] = artifact("pdf_passages", corpus=name)
     # Corpora with `questions:` evaluate those questions: no encoding for clustering, no
     # clustering, generation or filtering job is planned for them. Whether the file has a
     # train split and recorded expressions decides which baselines can be computed.
@@ -129,11 +130,11 @@ FILTER_PARAMS = {k: v for k, v in config["filter"].items() if k != "mode"}
 ANSWERER_STEP = "judge" if config["filter"]["method"] == "judge" else "answerer"
 
 
-def llm_shards(wildcards, step, ext):
-    """The shard files of one LLM stage (`ext`: parquet for the rows, json for accounting)."""
+def llm_shards(wildcards, key):
+    """The shard files (artifact `key`) of one LLM stage's jobs."""
     n_shards = config["llm"]["shards"]
     return [
-        f"results/{wildcards.corpus}/shards/{step}/shard-{i}-of-{n_shards}.{ext}"
+        artifact(key, shard=i, n_shards=n_shards, **dict(wildcards.items()))
         for i in range(n_shards)
     ]
 
@@ -215,7 +216,7 @@ def is_imported(wildcards):
 
 wildcard_constraints:
     corpus="|".join(re.escape(c) for c in CORPORA),
-    model=name_pattern(MODELS + TRAINED_MODELS + [CLUSTERING_ENCODER]),
+    model=name_pattern(MODELS + TRAINED_MODELS),
     subset="and|or|not|all",
     method="decomposed|oracle",
     shard=r"\d+",
@@ -233,10 +234,12 @@ def groups_file(wildcards):
     """The groups candidates are drawn from: clusters.parquet (the sample),
     corpus_clusters.parquet (clustering.assign: all) or document_groups.parquet."""
     if corpus_entry(wildcards)["grouping"] == "document":
-        return f"results/{wildcards.corpus}/document_groups.parquet"
-    if corpus_entry(wildcards)["clustering"]["assign"] == "all":
-        return f"results/{wildcards.corpus}/corpus_clusters.parquet"
-    return f"results/{wildcards.corpus}/clusters.parquet"
+        key = "document_groups"
+    elif corpus_entry(wildcards)["clustering"]["assign"] == "all":
+        key = "corpus_clusters"
+    else:
+        key = "clusters"
+    return artifact(key, corpus=wildcards.corpus)
 
 
 def prompt_params(step):
@@ -262,7 +265,8 @@ def model_entry(wildcards):
 
 
 def trained_model(wildcards):
-    return f"results/{wildcards.corpus}/models/{wildcards.model}/model"
+    subset = wildcards.model.removeprefix("contrastive-")
+    return artifact("contrastive_model", corpus=wildcards.corpus, subset=subset)
 
 
 def trained_model_input(wildcards):
@@ -303,10 +307,10 @@ def model_embeddings(wildcards):
         model_encoding(wildcards), model_encoding(encoder)
     ):
         wildcards = encoder
-    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
+    at = {"corpus": wildcards.corpus, "model": wildcards.model}
     return {
-        "embeddings": f"{base}/embeddings.npy",
-        "pids": f"{base}/embeddings.pids.parquet",
+        "embeddings": artifact("embeddings", **at),
+        "pids": artifact("embedding_pids", **at),
     }
 
 
@@ -316,10 +320,10 @@ def retriever_index(wildcards):
         return retriever_index(as_retriever(wildcards)) | {
             "trained": trained_model_input(wildcards)
         }
-    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
+    at = {"corpus": wildcards.corpus, "model": wildcards.model}
     if model_entry(wildcards)["kind"] == "bm25":
-        return {"index": f"{base}/bm25"}
+        return {"index": artifact("bm25_index", **at)}
     return model_embeddings(wildcards) | {
-        "index": f"{base}/index.faiss",
+        "index": artifact("faiss_index", **at),
         "trained": trained_model_input(wildcards),
     }

@@ -5,8 +5,8 @@ rule extract_pdf:
     input:
         pdfs=pdf_inputs,
     output:
-        passages="results/{corpus}/pdf/passages.parquet",
-        report="results/{corpus}/pdf/extraction_report.json",
+        passages=artifact("pdf_passages"),
+        report=artifact("pdf_report"),
     log:
         "logs/{corpus}/extract_pdf.log",
     benchmark:
@@ -24,10 +24,10 @@ rule extract_pdf:
 
 rule extraction_quality:
     input:
-        passages="results/{corpus}/pdf/passages.parquet",
+        passages=artifact("pdf_passages"),
     output:
-        scores="results/{corpus}/pdf/extraction_quality.parquet",
-        summary="results/{corpus}/pdf/extraction_quality.json",
+        scores=artifact("extraction_quality"),
+        summary=artifact("extraction_quality_summary"),
     log:
         "logs/{corpus}/extraction_quality.log",
     conda:
@@ -43,9 +43,9 @@ rule ingest:
     input:
         unpack(source_inputs),
     output:
-        corpus="results/{corpus}/corpus.parquet",
-        queries="results/{corpus}/original_queries.parquet",
-        qrels="results/{corpus}/original_qrels.parquet",
+        corpus=artifact("corpus"),
+        queries=artifact("original_queries"),
+        qrels=artifact("original_qrels"),
     log:
         "logs/{corpus}/ingest.log",
     benchmark:

@@ -4,13 +4,13 @@ include: "helpers/dataset.smk"
 rule assemble_dataset:
     input:
         questions=expand(
-            "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
+            artifact("composed_questions"), operator=OPERATORS, allow_missing=True
         ),
-        answers="results/{corpus}/questions/answers.parquet",
-        pooled="results/{corpus}/questions/pooled.parquet",
+        answers=artifact("answers"),
+        pooled=artifact("pooled"),
     output:
-        all="results/{corpus}/boolquestions_all.parquet",
-        kept="results/{corpus}/boolquestions.parquet",
+        all=artifact("all_questions"),
+        kept=artifact("dataset"),
     log:
         "logs/{corpus}/assemble_dataset.log",
     wildcard_constraints:
@@ -28,21 +28,21 @@ rule assemble_dataset:
 
 rule dataset_statistics:
     input:
-        all="results/{corpus}/boolquestions_all.parquet",
-        simple="results/{corpus}/questions/simple.parquet",
-        disjunctive="results/{corpus}/questions/disjunctive.parquet",
-        check="results/{corpus}/questions/answerer_check.parquet",
+        all=artifact("all_questions"),
+        simple=artifact("atomic_questions", kind="simple"),
+        disjunctive=artifact("atomic_questions", kind="disjunctive"),
+        check=artifact("answerer_check"),
     output:
-        csv="results/{corpus}/tables/table1.csv",
-        md="results/{corpus}/tables/table1.md",
+        csv=artifact("table1_csv"),
+        md=artifact("table1_md"),
         html=report(
-            "results/{corpus}/tables/table1.html",
+            artifact("table1_html"),
             caption="../report/table1.rst",
             category="Dataset",
             subcategory="{corpus}",
             labels={"result": "Table 1: dataset statistics"},
         ),
-        report="results/{corpus}/generation_report.json",
+        report=artifact("generation_report"),
     log:
         "logs/{corpus}/dataset_statistics.log",
     wildcard_constraints:
@@ -55,18 +55,18 @@ rule dataset_statistics:
 
 rule export_beir:
     input:
-        kept="results/{corpus}/boolquestions.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        kept=artifact("dataset"),
+        corpus=artifact("corpus"),
     output:
-        corpus="results/{corpus}/beir/corpus.jsonl",
-        queries="results/{corpus}/beir/queries.jsonl",
-        test="results/{corpus}/beir/qrels/test.tsv",
-        train="results/{corpus}/beir/qrels/train.tsv",
-        test_group="results/{corpus}/beir/qrels/test_group.tsv",
-        train_group="results/{corpus}/beir/qrels/train_group.tsv",
-        test_negatives="results/{corpus}/beir/qrels/test_negatives.tsv",
-        train_negatives="results/{corpus}/beir/qrels/train_negatives.tsv",
-        card="results/{corpus}/beir/README.md",
+        corpus=artifact("beir_corpus"),
+        queries=artifact("beir_queries"),
+        test=artifact("beir_qrels_test"),
+        train=artifact("beir_qrels_train"),
+        test_group=artifact("beir_qrels_test_group"),
+        train_group=artifact("beir_qrels_train_group"),
+        test_negatives=artifact("beir_qrels_test_negatives"),
+        train_negatives=artifact("beir_qrels_train_negatives"),
+        card=artifact("beir_card"),
     log:
         "logs/{corpus}/export_beir.log",
     conda:
@@ -81,9 +81,9 @@ rule export_beir:
 rule import_questions:
     input:
         questions=questions_inputs,
-        corpus="results/{corpus}/corpus.parquet",
+        corpus=artifact("corpus"),
     output:
-        "results/{corpus}/boolquestions.parquet",
+        artifact("dataset"),
     log:
         "logs/{corpus}/import_questions.log",
     wildcard_constraints:
@@ -98,12 +98,12 @@ rule import_questions:
 
 rule question_statistics:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
+        questions=artifact("dataset"),
     output:
-        csv="results/{corpus}/tables/table1.csv",
-        md="results/{corpus}/tables/table1.md",
+        csv=artifact("table1_csv"),
+        md=artifact("table1_md"),
         html=report(
-            "results/{corpus}/tables/table1.html",
+            artifact("table1_html"),
             caption="../report/table1_imported.rst",
             category="Dataset",
             subcategory="{corpus}",
@@ -122,12 +122,12 @@ rule question_statistics:
 # The dataset in the released BoolQuestions layout, for code written for the released files.
 rule export_released:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        questions=artifact("dataset"),
+        corpus=artifact("corpus"),
     output:
-        eval="results/{corpus}/released/eval.jsonl",
-        corpus="results/{corpus}/released/corpus.jsonl",
-        card="results/{corpus}/released/README.md",
+        eval=artifact("released_eval"),
+        corpus=artifact("released_corpus"),
+        card=artifact("released_card"),
     log:
         "logs/{corpus}/export_released.log",
     conda:
@@ -143,14 +143,14 @@ rule export_released:
 # judgements set against the key's labels.
 rule audit_sheet:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        questions=artifact("dataset"),
+        corpus=artifact("corpus"),
         runs=audit_runs,
     output:
-        csv="results/{corpus}/audit/sheet.csv",
-        key="results/{corpus}/audit/key.csv",
+        csv=artifact("audit_sheet"),
+        key=artifact("audit_key"),
         html=report(
-            "results/{corpus}/audit/sheet.html",
+            artifact("audit_sheet_html"),
             caption="../report/audit_sheet.rst",
             category="Dataset",
             subcategory="{corpus}",
@@ -171,10 +171,10 @@ rule audit_sheet:
 
 rule audit_judge:
     input:
-        sheet="results/{corpus}/audit/sheet.csv",
+        sheet=artifact("audit_sheet"),
     output:
-        judgements="results/{corpus}/audit/llm_judgements.csv",
-        accounting="results/{corpus}/llm_accounting/audit.json",
+        judgements=artifact("audit_llm_judgements"),
+        accounting=artifact("audit_accounting"),
     log:
         "logs/{corpus}/audit_judge.log",
     benchmark:
@@ -197,10 +197,10 @@ rule audit_confusion:
     input:
         unpack(audit_judgements),
     output:
-        csv="results/{corpus}/audit/confusion.csv",
-        by_model="results/{corpus}/audit/by_model.csv",
+        csv=artifact("audit_confusion"),
+        by_model=artifact("audit_by_model"),
         html=report(
-            "results/{corpus}/audit/confusion.html",
+            artifact("audit_confusion_html"),
             caption="../report/audit_confusion.rst",
             category="Dataset",
             subcategory="{corpus}",

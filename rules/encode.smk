@@ -9,10 +9,10 @@ include: "helpers/encode.smk"
 
 rule encode_shard:
     input:
-        corpus="results/{corpus}/corpus.parquet",
+        corpus=artifact("corpus"),
         trained=trained_model_input,
     output:
-        temp("results/{corpus}/models/{model}/shard-{shard}-of-{n_shards}.npy"),
+        temp(artifact("embedding_shard")),
     log:
         "logs/{corpus}/models/{model}/encode_shard-{shard}-of-{n_shards}.log",
     benchmark:
@@ -33,10 +33,10 @@ rule encode_shard:
 rule gather_embeddings:
     input:
         shards=model_shards,
-        corpus="results/{corpus}/corpus.parquet",
+        corpus=artifact("corpus"),
     output:
-        embeddings="results/{corpus}/models/{model}/embeddings.npy",
-        pids="results/{corpus}/models/{model}/embeddings.pids.parquet",
+        embeddings=artifact("embeddings"),
+        pids=artifact("embedding_pids"),
     log:
         "logs/{corpus}/models/{model}/gather_embeddings.log",
     wildcard_constraints:

@@ -12,7 +12,7 @@ rule build_faiss_index:
     input:
         unpack(model_embeddings),
     output:
-        "results/{corpus}/models/{model}/index.faiss",
+        artifact("faiss_index"),
     log:
         "logs/{corpus}/models/{model}/build_index.log",
     benchmark:
@@ -32,9 +32,9 @@ rule build_faiss_index:
 
 rule build_bm25_index:
     input:
-        corpus="results/{corpus}/corpus.parquet",
+        corpus=artifact("corpus"),
     output:
-        directory("results/{corpus}/models/{model}/bm25"),
+        directory(artifact("bm25_index")),
     log:
         "logs/{corpus}/models/{model}/build_index.log",
     benchmark:
@@ -56,10 +56,10 @@ rule search:
     input:
         unpack(search_inputs),
     output:
-        run="results/{corpus}/runs/{model}.parquet",
-        original="results/{corpus}/runs/original/{model}.parquet",
-        document="results/{corpus}/runs/document/{model}.parquet",
-        document_original="results/{corpus}/runs/document/original/{model}.parquet",
+        run=artifact("run"),
+        original=artifact("original_run"),
+        document=artifact("document_run"),
+        document_original=artifact("original_document_run"),
     log:
         "logs/{corpus}/models/{model}/search.log",
     benchmark:
@@ -83,10 +83,10 @@ rule rerank:
     input:
         unpack(rerank_inputs),
     output:
-        run="results/{corpus}/runs/{model}.parquet",
-        original="results/{corpus}/runs/original/{model}.parquet",
-        document="results/{corpus}/runs/document/{model}.parquet",
-        document_original="results/{corpus}/runs/document/original/{model}.parquet",
+        run=artifact("run"),
+        original=artifact("original_run"),
+        document=artifact("document_run"),
+        document_original=artifact("original_document_run"),
     log:
         "logs/{corpus}/models/{model}/rerank.log",
     benchmark:
@@ -105,15 +105,15 @@ rule rerank:
 
 rule score_model:
     input:
-        run="results/{corpus}/runs/{model}.parquet",
-        original="results/{corpus}/runs/original/{model}.parquet",
-        document="results/{corpus}/runs/document/{model}.parquet",
-        document_original="results/{corpus}/runs/document/original/{model}.parquet",
-        questions="results/{corpus}/boolquestions.parquet",
-        qrels="results/{corpus}/original_qrels.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        run=artifact("run"),
+        original=artifact("original_run"),
+        document=artifact("document_run"),
+        document_original=artifact("original_document_run"),
+        questions=artifact("dataset"),
+        qrels=artifact("original_qrels"),
+        corpus=artifact("corpus"),
     output:
-        "results/{corpus}/scores/{model}.parquet",
+        artifact("scores"),
     log:
         "logs/{corpus}/models/{model}/score.log",
     conda:
@@ -127,27 +127,27 @@ rule score_model:
 rule evaluation_tables:
     input:
         scores=lambda wc: expand(
-            "results/{corpus}/scores/{model}.parquet",
+            artifact("scores"),
             corpus=wc.corpus,
             model=corpus_models(wc.corpus),
         ),
-        significance="results/{corpus}/significance.parquet",
-        questions="results/{corpus}/boolquestions.parquet",
+        significance=artifact("significance"),
+        questions=artifact("dataset"),
     output:
-        metrics="results/{corpus}/metrics.parquet",
-        csv="results/{corpus}/tables/table2.csv",
-        md="results/{corpus}/tables/table2.md",
-        tex="results/{corpus}/tables/table2.tex",
+        metrics=artifact("metrics"),
+        csv=artifact("table2_csv"),
+        md=artifact("table2_md"),
+        tex=artifact("table2_tex"),
         html=report(
-            "results/{corpus}/tables/table2.html",
+            artifact("table2_html"),
             caption="../report/table2.rst",
             category="Retrieval",
             subcategory="{corpus}",
             labels={"result": "Table 2: retrieval"},
         ),
-        provenance_md="results/{corpus}/tables/provenance.md",
+        provenance_md=artifact("provenance_md"),
         provenance_html=report(
-            "results/{corpus}/tables/provenance.html",
+            artifact("provenance_html"),
             caption="../report/provenance.rst",
             category="Retrieval",
             subcategory="{corpus}",
@@ -167,12 +167,12 @@ rule evaluation_tables:
 
 rule document_recall_table:
     input:
-        metrics="results/{corpus}/metrics.parquet",
+        metrics=artifact("metrics"),
     output:
-        csv="results/{corpus}/tables/document_recall.csv",
-        md="results/{corpus}/tables/document_recall.md",
+        csv=artifact("document_recall_csv"),
+        md=artifact("document_recall_md"),
         html=report(
-            "results/{corpus}/tables/document_recall.html",
+            artifact("document_recall_html"),
             caption="../report/document_recall.rst",
             category="Retrieval",
             subcategory="{corpus}",
@@ -195,12 +195,12 @@ rule document_recall_table:
 # (completed labels, group labels, construction negatives) and the original queries.
 rule trec_runs:
     input:
-        run="results/{corpus}/runs/{model}.parquet",
-        original="results/{corpus}/runs/original/{model}.parquet",
-        questions="results/{corpus}/boolquestions.parquet",
+        run=artifact("run"),
+        original=artifact("original_run"),
+        questions=artifact("dataset"),
     output:
-        run="results/{corpus}/runs/{model}.trec",
-        original="results/{corpus}/runs/original/{model}.trec",
+        run=artifact("trec_run"),
+        original=artifact("original_trec_run"),
     log:
         "logs/{corpus}/models/{model}/trec_runs.log",
     conda:
@@ -211,13 +211,13 @@ rule trec_runs:
 
 rule trec_qrels:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
-        qrels="results/{corpus}/original_qrels.parquet",
+        questions=artifact("dataset"),
+        qrels=artifact("original_qrels"),
     output:
-        completed="results/{corpus}/trec/qrels.txt",
-        group="results/{corpus}/trec/qrels_group.txt",
-        negatives="results/{corpus}/trec/qrels_negatives.txt",
-        original="results/{corpus}/trec/qrels_original.txt",
+        completed=artifact("trec_qrels"),
+        group=artifact("trec_qrels_group"),
+        negatives=artifact("trec_qrels_negatives"),
+        original=artifact("trec_qrels_original"),
     log:
         "logs/{corpus}/trec_qrels.log",
     conda:

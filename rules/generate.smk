@@ -55,10 +55,10 @@ rule atomic_questions:
         unpack(atomic_inputs),
     output:
         questions=temp(
-            "results/{corpus}/shards/{kind}/shard-{shard}-of-{n_shards}.parquet"
+            artifact("atomic_shard")
         ),
         accounting=temp(
-            "results/{corpus}/shards/{kind}/shard-{shard}-of-{n_shards}.json"
+            artifact("atomic_shard_accounting")
         ),
     log:
         "logs/{corpus}/{kind}_questions/shard-{shard}-of-{n_shards}.log",
@@ -78,15 +78,15 @@ rule atomic_questions:
 
 rule compose_questions:
     input:
-        candidates="results/{corpus}/candidates.parquet",
-        simple="results/{corpus}/questions/simple.parquet",
-        disjunctive="results/{corpus}/questions/disjunctive.parquet",
+        candidates=artifact("candidates"),
+        simple=artifact("atomic_questions", kind="simple"),
+        disjunctive=artifact("atomic_questions", kind="disjunctive"),
     output:
         questions=temp(
-            "results/{corpus}/shards/compose_{operator}/shard-{shard}-of-{n_shards}.parquet"
+            artifact("compose_shard")
         ),
         accounting=temp(
-            "results/{corpus}/shards/compose_{operator}/shard-{shard}-of-{n_shards}.json"
+            artifact("compose_shard_accounting")
         ),
     log:
         "logs/{corpus}/compose_{operator}/shard-{shard}-of-{n_shards}.log",
@@ -109,10 +109,10 @@ rule compose_questions:
 rule written_questions:
     input:
         questions=expand(
-            "results/{{corpus}}/questions/{operator}.parquet", operator=OPERATORS
+            artifact("composed_questions"), operator=OPERATORS, allow_missing=True
         ),
     output:
-        "results/{corpus}/questions/written.parquet",
+        artifact("written_questions"),
     log:
         "logs/{corpus}/written_questions.log",
     priority: GENERATION_PRIORITY
@@ -133,16 +133,16 @@ rule judge_questions:
         unpack(judge_inputs),
     output:
         answers=temp(
-            "results/{corpus}/shards/filter/shard-{shard}-of-{n_shards}.parquet"
+            artifact("answers_shard")
         ),
         check=temp(
-            "results/{corpus}/shards/answerer_check/shard-{shard}-of-{n_shards}.parquet"
+            artifact("answerer_check_shard")
         ),
         pooled=temp(
-            "results/{corpus}/shards/pooled/shard-{shard}-of-{n_shards}.parquet"
+            artifact("pooled_shard")
         ),
         accounting=temp(
-            "results/{corpus}/shards/filter/shard-{shard}-of-{n_shards}.json"
+            artifact("judge_shard_accounting")
         ),
     log:
         "logs/{corpus}/filter/shard-{shard}-of-{n_shards}.log",
@@ -167,11 +167,11 @@ rule judge_questions:
 
 rule gather_atomic_questions:
     input:
-        questions=lambda wc: llm_shards(wc, wc.kind, "parquet"),
-        accounting=lambda wc: llm_shards(wc, wc.kind, "json"),
+        questions=lambda wc: llm_shards(wc, "atomic_shard"),
+        accounting=lambda wc: llm_shards(wc, "atomic_shard_accounting"),
     output:
-        questions="results/{corpus}/questions/{kind}.parquet",
-        accounting="results/{corpus}/llm_accounting/{kind}.json",
+        questions=artifact("atomic_questions"),
+        accounting=artifact("atomic_accounting"),
     log:
         "logs/{corpus}/gather_{kind}_questions.log",
     priority: GENERATION_PRIORITY
@@ -186,11 +186,11 @@ rule gather_atomic_questions:
 
 rule gather_composed_questions:
     input:
-        questions=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "parquet"),
-        accounting=lambda wc: llm_shards(wc, f"compose_{wc.operator}", "json"),
+        questions=lambda wc: llm_shards(wc, "compose_shard"),
+        accounting=lambda wc: llm_shards(wc, "compose_shard_accounting"),
     output:
-        questions="results/{corpus}/questions/{operator}.parquet",
-        accounting="results/{corpus}/llm_accounting/compose_{operator}.json",
+        questions=artifact("composed_questions"),
+        accounting=artifact("compose_accounting"),
     log:
         "logs/{corpus}/gather_compose_{operator}.log",
     priority: GENERATION_PRIORITY
@@ -205,15 +205,15 @@ rule gather_composed_questions:
 
 rule gather_answers:
     input:
-        answers=lambda wc: llm_shards(wc, "filter", "parquet"),
-        check=lambda wc: llm_shards(wc, "answerer_check", "parquet"),
-        pooled=lambda wc: llm_shards(wc, "pooled", "parquet"),
-        accounting=lambda wc: llm_shards(wc, "filter", "json"),
+        answers=lambda wc: llm_shards(wc, "answers_shard"),
+        check=lambda wc: llm_shards(wc, "answerer_check_shard"),
+        pooled=lambda wc: llm_shards(wc, "pooled_shard"),
+        accounting=lambda wc: llm_shards(wc, "judge_shard_accounting"),
     output:
-        answers="results/{corpus}/questions/answers.parquet",
-        check="results/{corpus}/questions/answerer_check.parquet",
-        pooled="results/{corpus}/questions/pooled.parquet",
-        accounting="results/{corpus}/llm_accounting/filter.json",
+        answers=artifact("answers"),
+        check=artifact("answerer_check"),
+        pooled=artifact("pooled"),
+        accounting=artifact("judge_accounting"),
     log:
         "logs/{corpus}/gather_filter.log",
     priority: GENERATION_PRIORITY

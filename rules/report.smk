@@ -9,14 +9,14 @@ include: "helpers/report.smk"
 rule significance:
     input:
         scores=lambda wc: expand(
-            "results/{corpus}/scores/{model}.parquet",
+            artifact("scores"),
             corpus=wc.corpus,
             model=corpus_models(wc.corpus),
         ),
     output:
-        tests="results/{corpus}/significance.parquet",
+        tests=artifact("significance"),
         html=report(
-            "results/{corpus}/tables/significance.html",
+            artifact("significance_html"),
             caption="../report/significance.rst",
             category="Retrieval",
             subcategory="{corpus}",
@@ -41,9 +41,9 @@ rule figure:
     input:
         unpack(figure_inputs),
     output:
-        png="results/{corpus}/figures/{figure}.png",
+        png=artifact("figure_png"),
         svg=report(
-            "results/{corpus}/figures/{figure}.svg",
+            artifact("figure_svg"),
             caption="../report/figure.rst",
             category=lambda wc: FIGURES[wc.figure].category,
             subcategory="{corpus}",
@@ -64,9 +64,9 @@ rule llm_accounting:
     input:
         unpack(llm_accounting_inputs),
     output:
-        csv="results/{corpus}/tables/llm_accounting.csv",
+        csv=artifact("llm_accounting_csv"),
         html=report(
-            "results/{corpus}/tables/llm_accounting.html",
+            artifact("llm_accounting_html"),
             caption="../report/llm_accounting.rst",
             category="Run",
             subcategory="{corpus}",
@@ -82,12 +82,12 @@ rule llm_accounting:
 
 rule example_questions:
     input:
-        all="results/{corpus}/boolquestions_all.parquet",
-        corpus="results/{corpus}/corpus.parquet",
-        answers="results/{corpus}/questions/answers.parquet",
+        all=artifact("all_questions"),
+        corpus=artifact("corpus"),
+        answers=artifact("answers"),
     output:
         report(
-            "results/{corpus}/report/examples.html",
+            artifact("examples"),
             caption="../report/examples.rst",
             category="Dataset",
             subcategory="{corpus}",
@@ -106,9 +106,9 @@ rule example_questions:
 
 rule run_config:
     output:
-        yaml="results/{corpus}/report/config.yaml",
+        yaml=artifact("config_yaml"),
         html=report(
-            "results/{corpus}/report/config.html",
+            artifact("config_html"),
             caption="../report/config.rst",
             category="Run",
             subcategory="{corpus}",
@@ -126,15 +126,15 @@ rule run_config:
 
 rule rankings:
     input:
-        questions="results/{corpus}/boolquestions.parquet",
-        corpus="results/{corpus}/corpus.parquet",
+        questions=artifact("dataset"),
+        corpus=artifact("corpus"),
         runs=lambda wc: [
-            f"results/{wc.corpus}/runs/{model}.parquet"
+            artifact("run", corpus=wc.corpus, model=model)
             for model in corpus_models(wc.corpus)
         ],
     output:
         report(
-            "results/{corpus}/report/rankings.html",
+            artifact("rankings"),
             caption="../report/rankings.rst",
             category="Retrieval",
             subcategory="{corpus}",

@@ -257,6 +257,7 @@ def answerer(**scope) -> AnswererSettings:
 
 
 def judge_params() -> dict:
-    """The `judge` of a kinds job (atomic_step): its membership reads."""
-    return {"prompt": TEST_PROMPTS["judge"], "answerer": answerer(),
+    """The `member_judge` params of a kinds job (atomic_step): its membership reads, with the
+    judge of answerer()."""
+    return {"prompt": TEST_PROMPTS["judge"], "answerer": {}, "max_passage_words": 300,
             "membership": MEMBERSHIP_TEMPLATE, "lead_words": LEAD_WORDS}  # fmt: skip

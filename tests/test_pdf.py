@@ -21,6 +21,7 @@ from boolbench.corpus.pdf_collection import (
     token_prf,
 )
 from boolbench.errors import ConfigError, InputError
+from boolbench.paths import artifact
 from tests.conftest import tiny_config
 from tests.pdf_builder import (
     HEADER,
@@ -362,8 +363,8 @@ def test_pdf_corpora_in_both_grouping_modes(workflow):
         candidates={"n_groups": 4},
     )
     workflow.write_config(config)
-    targets = ["results/bydoc/candidates.parquet", "results/byclus/candidates.parquet",
-               "results/bydoc/pdf/extraction_quality.json"]  # fmt: skip
+    targets = [artifact("candidates", corpus="bydoc"), artifact("candidates", corpus="byclus"),
+               artifact("extraction_quality_summary", corpus="bydoc")]  # fmt: skip
     assert workflow.planned_jobs(*targets) == {
         "extract_pdf": 2,
         "extraction_quality": 1,
@@ -377,32 +378,34 @@ def test_pdf_corpora_in_both_grouping_modes(workflow):
     }
     workflow.run(*targets)
 
-    corpus = pd.read_parquet(workflow.path("results/bydoc/corpus.parquet"))
+    corpus = pd.read_parquet(workflow.path(artifact("corpus", corpus="bydoc")))
     assert len(corpus) == sum(len(p.paragraphs) for p in papers)
     assert corpus["doc_id"].unique().tolist() == ["p0.pdf", "p1.pdf", "p2.pdf"]
-    report = json.loads(workflow.path("results/bydoc/pdf/extraction_report.json").read_text())
+    report = json.loads(workflow.path(artifact("pdf_report", corpus="bydoc")).read_text())
     assert report["skipped_by_reason"] == {"image-only": 1}
-    other = json.loads(workflow.path("results/byclus/pdf/extraction_report.json").read_text())
+    other = json.loads(workflow.path(artifact("pdf_report", corpus="byclus")).read_text())
     assert other["passages"] == report["passages"]
-    quality = json.loads(workflow.path("results/bydoc/pdf/extraction_quality.json").read_text())
+    quality = json.loads(
+        workflow.path(artifact("extraction_quality_summary", corpus="bydoc")).read_text()
+    )
     assert quality["f1"] == 1.0 and quality["files"] == 3
 
     doc_of = dict(zip(corpus["pid"], corpus["doc_id"], strict=True))
-    by_document = pd.read_parquet(workflow.path("results/bydoc/candidates.parquet"))
+    by_document = pd.read_parquet(workflow.path(artifact("candidates", corpus="bydoc")))
     assert (by_document.groupby("group")["pid"].agg(lambda p: p.map(doc_of).nunique()) == 1).all()
-    clustered = pd.read_parquet(workflow.path("results/byclus/candidates.parquet"))
+    clustered = pd.read_parquet(workflow.path(artifact("candidates", corpus="byclus")))
     assert clustered["pid"].isin(set(corpus["pid"])).all()
 
     # A new PDF reruns the extraction (reading only that file) and what depends on it.
     two_column_paper(root / "p3.pdf", seed=3)
-    assert workflow.planned_jobs("results/bydoc/candidates.parquet") == {
+    assert workflow.planned_jobs(artifact("candidates", corpus="bydoc")) == {
         "extract_pdf": 1,
         "ingest": 1,
         "group_by_document": 1,
         "sample_candidates": 1,
     }
-    workflow.run("results/bydoc/candidates.parquet")
-    report = json.loads(workflow.path("results/bydoc/pdf/extraction_report.json").read_text())
+    workflow.run(artifact("candidates", corpus="bydoc"))
+    report = json.loads(workflow.path(artifact("pdf_report", corpus="bydoc")).read_text())
     assert (report["files"], report["extracted_now"]) == (5, 1)
 
 

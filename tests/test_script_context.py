@@ -48,8 +48,8 @@ def test_corrupt_inputs_are_named_before_the_job_runs(tmp_path, monkeypatch):
     monkeypatch.setenv(RULES_ENV, "")  # restored after the test
     export_rules(
         [
-            ("sample_candidates", ["results/{corpus}/candidates.parquet"]),
-            ("gather_embeddings", ["results/{corpus}/embeddings.npy"]),
+            ("sample_candidates", ["results/{corpus}/candidates.parquet"], None),
+            ("gather_embeddings", ["results/{corpus}/embeddings.npy"], None),
         ]
     )
     results = tmp_path / "results" / "tiny"

@@ -95,7 +95,7 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
         llm = scripted_client(server, tmp_path / "cache")
         atomic_step(
             "disjunctive", cands, out["disj"], llm, TEST_PROMPTS["kinds"], settings(), empty,
-            template=TEMPLATES["disjunctive"], judge=judge_params(),
+            template=TEMPLATES["disjunctive"], member_judge=judge_params(),
         )  # fmt: skip
         atomic_step(
             "simple", cands, out["simple"], llm, TEST_PROMPTS["simple"], settings(), empty,

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.paths import artifact
 from boolbench.slurm_executor import never_starting_jobs
 from tests.conftest import REPO, Workflow, tiny_config
 from tests.scripted_llm import respond, scripted_config
@@ -189,7 +190,7 @@ def test_a_job_that_never_starts_fails_with_one_line(partitioned_cluster, tmp_pa
     env = {**cluster.env, "SBATCH_PARTITION": "short", "BOOLBENCH_SLURM_LIMITS": "runtime=240"}
     try:
         result = workflow.run(
-            "results/nq/corpus.parquet",
+            artifact("corpus", corpus="nq"),
             "--workflow-profile", str(REPO / "profiles" / "slurm"),
             "--slurm-init-seconds-before-status-checks", "5",
             env=env, check=False, timeout=600,
@@ -216,4 +217,4 @@ def test_a_job_that_never_starts_fails_with_one_line(partitioned_cluster, tmp_pa
     assert "240 min, the partition allows 30 min" in output  # attempt 2 asks min(240, 240)
     # The line is the rule's log too.
     assert "can never start in partition short" in workflow.path("logs/nq/ingest.log").read_text()
-    assert not workflow.path("results/nq/corpus.parquet").exists()
+    assert not workflow.path(artifact("corpus", corpus="nq")).exists()

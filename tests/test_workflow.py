@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from boolbench.paths import artifact
 from tests.conftest import tiny_config
 
 pytestmark = pytest.mark.workflow  # runs the real Snakefile
@@ -107,14 +108,14 @@ def test_a_change_reruns_exactly_what_depends_on_it(finished, change, expected):
 def test_growing_n_groups_keeps_earlier_groups(finished, tmp_path):
     from tests.conftest import Workflow
 
-    before = pd.read_parquet(finished.path("results/tiny/candidates.parquet"))
+    before = pd.read_parquet(finished.path(artifact("candidates", corpus="tiny")))
     # A copy of the finished run (times kept), so the shared one stays as it was.
     flow = Workflow(tmp_path / "grown")
     shutil.copytree(finished.workdir, flow.workdir)
     flow.write_config(tiny_config(candidates={"n_groups": 6}))
     assert flow.planned_jobs(TINY) == {"sample_candidates": 1}
     flow.run(TINY)
-    after = pd.read_parquet(flow.path("results/tiny/candidates.parquet"))
+    after = pd.read_parquet(flow.path(artifact("candidates", corpus="tiny")))
     assert after["group"].nunique() == 6
     assert after[after["group"] < 4].reset_index(drop=True).equals(before)
 
@@ -127,7 +128,7 @@ def test_a_truncated_artifact_is_named_with_its_rule_and_the_command_that_regene
     flow = Workflow(tmp_path / "corrupt")
     shutil.copytree(finished.workdir, flow.workdir)
     before = pd.read_parquet(flow.path(TINY))
-    clusters = flow.path("results/tiny/clusters.parquet")
+    clusters = flow.path(artifact("clusters", corpus="tiny"))
     clusters.write_bytes(clusters.read_bytes()[:-100])  # e.g. a full disk
     result = flow.run(TINY, check=False)
     assert result.returncode != 0
@@ -140,7 +141,7 @@ def test_a_truncated_artifact_is_named_with_its_rule_and_the_command_that_regene
     assert expected in result.stderr
     assert flow.path("logs/tiny/sample_candidates.log").read_text() == expected + "\n"
     # The command it names regenerates the file, and the same candidates follow.
-    flow.run(TINY, "--forcerun", "results/tiny/clusters.parquet")
+    flow.run(TINY, "--forcerun", artifact("clusters", corpus="tiny"))
     pd.testing.assert_frame_equal(pd.read_parquet(flow.path(TINY)), before)
 
 
@@ -181,7 +182,7 @@ def test_bad_input_fails_with_one_clear_line(workflow):
     assert "Traceback" not in result.stderr
     log = workflow.path("logs/bad/ingest.log").read_text()
     assert expected in log and "Traceback" not in log
-    assert not workflow.path("results/bad/corpus.parquet").exists()
+    assert not workflow.path(artifact("corpus", corpus="bad")).exists()
 
 
 def test_missing_corpus_file_is_named_before_anything_runs(workflow):
@@ -248,8 +249,8 @@ def test_document_grouping_needs_no_encoding(workflow):
         "sample_candidates": 1,
     }
     workflow.run(target)
-    candidates = pd.read_parquet(workflow.path("results/nq/candidates.parquet"))
-    corpus = pd.read_parquet(workflow.path("results/nq/corpus.parquet"))
+    candidates = pd.read_parquet(workflow.path(artifact("candidates", corpus="nq")))
+    corpus = pd.read_parquet(workflow.path(artifact("corpus", corpus="nq")))
     doc_of = dict(zip(corpus["pid"], corpus["doc_id"], strict=True))
     position = dict(zip(corpus["pid"], corpus["position"], strict=True))
     for _, group in candidates.groupby("group"):
@@ -274,7 +275,7 @@ def test_identical_rewrite_of_a_large_corpus_does_not_cascade(workflow):
     workflow.write_config(config)
     target = "results/big/models/clustering-encoder/embeddings.npy"  # the step after ingestion
     workflow.run(target)
-    assert workflow.path("results/big/corpus.parquet").stat().st_size > 1_000_000
+    assert workflow.path(artifact("corpus", corpus="big")).stat().st_size > 1_000_000
 
     # Rerun ingestion alone (a code or option change that leaves the corpus as it was).
     workflow.run(target, "--forcerun", "ingest", "--until", "ingest")

@@ -9,6 +9,7 @@ import pytest
 
 from boolbench.generation.audit import PART_RUBRIC, SHEET_COLUMNS
 from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.paths import artifact
 from tests.conftest import Workflow
 from tests.scripted_llm import answers, meets_part, natural, respond, scripted_config
 
@@ -49,7 +50,7 @@ def test_the_sheet_is_blind_and_the_key_holds_every_label_and_top_passage(audite
     sheet, key = read(flow, f"{BASE}/sheet.csv"), read(flow, f"{BASE}/key.csv")
     assert sheet.columns.tolist() == SHEET_COLUMNS
     assert sheet[["qid", "pid"]].equals(key[["qid", "pid"]]) and not key.duplicated().any()
-    kept = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet")).set_index("qid")
+    kept = pd.read_parquet(flow.path(artifact("dataset", corpus="tiny"))).set_index("qid")
     qids = list(dict.fromkeys(sheet["qid"]))
     assert 0 < len(qids) <= 6 and set(qids) <= set(kept.index)
     labelled = key[key["label"] != "unjudged"]
@@ -152,7 +153,7 @@ def test_the_llm_judge_fills_every_column_cached_and_accounted(audited):
     flow.write_config(config(judge={}))
     try:
         flow.run(f"{BASE}/confusion.csv")
-        first = json.loads(flow.path("results/tiny/llm_accounting/audit.json").read_text())
+        first = json.loads(flow.path(artifact("audit_accounting", corpus="tiny")).read_text())
         flow.run(f"{BASE}/confusion.csv", "--forcerun", "audit_judge")
     finally:
         flow.write_config(config())
@@ -172,7 +173,7 @@ def test_the_llm_judge_fills_every_column_cached_and_accounted(audited):
     # (the answers of labelled pairs the filter asked in the same words come from the cache)
     assert first["requests"] == calls and 0 < first["api_calls"] <= calls
     assert first["api_calls"] + first["cache_hits"] == calls
-    again = json.loads(flow.path("results/tiny/llm_accounting/audit.json").read_text())
+    again = json.loads(flow.path(artifact("audit_accounting", corpus="tiny")).read_text())
     assert again["requests"] == calls and again["api_calls"] == 0  # a rerun pays nothing
     table = pd.read_csv(flow.path(f"{BASE}/confusion.csv")).set_index("type")
     assert table.loc["ALL", "n_natural"] == sheet["qid"].nunique()

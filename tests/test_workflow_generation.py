@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.paths import artifact
 from tests.conftest import Workflow, tiny_config
 from tests.scripted_llm import MEMBERSHIP, respond, scripted_config
 
@@ -22,9 +23,9 @@ LLM_STEPS = ["simple", "disjunctive", *(f"compose_{op}" for op in ("and", "or", 
 # The generation stages' outputs: the evaluation, baselines and report have their own tests
 # (tests/test_workflow_evaluation.py, which also checks what a prompt change reruns there).
 GENERATION = [
-    "results/tiny/boolquestions.parquet",
-    "results/tiny/tables/table1.csv",
-    "results/tiny/beir/qrels/test.tsv",
+    artifact("dataset", corpus="tiny"),
+    artifact("table1_csv", corpus="tiny"),
+    artifact("beir_qrels_test", corpus="tiny"),
 ]
 
 
@@ -43,29 +44,29 @@ def scripted(tmp_path_factory):
 
 def test_dataset_outputs(scripted):
     flow, _ = scripted
-    all_questions = pd.read_parquet(flow.path("results/tiny/boolquestions_all.parquet"))
-    kept = pd.read_parquet(flow.path("results/tiny/boolquestions.parquet"))
+    all_questions = pd.read_parquet(flow.path(artifact("all_questions", corpus="tiny")))
+    kept = pd.read_parquet(flow.path(artifact("dataset", corpus="tiny")))
     # Each group gives every type, up to generation.per_group (3) questions of each.
     per_cell = all_questions.groupby(["group", "type"]).size()
     assert len(per_cell) == 6 and per_cell.le(3).all()  # 2 groups x AND/OR/NOT
     assert set(kept["qid"]) == set(all_questions.loc[all_questions["kept"], "qid"])
     assert kept["model"].eq("scripted").all() and kept["source"].eq("llm").all()
-    table = pd.read_csv(flow.path("results/tiny/tables/table1.csv")).set_index("type")
+    table = pd.read_csv(flow.path(artifact("table1_csv", corpus="tiny"))).set_index("type")
     assert table.loc["ALL", "questions"] == len(kept)
     assert table.loc["ALL", "generated"] == len(all_questions)
     beir = flow.path("results/tiny/beir")
     queries = [json.loads(line) for line in (beir / "queries.jsonl").read_text().splitlines()]
     assert sorted(q["_id"] for q in queries) == sorted(kept["qid"])
     assert len((beir / "corpus.jsonl").read_text().splitlines()) == 60
-    report = json.loads(flow.path("results/tiny/generation_report.json").read_text())
+    report = json.loads(flow.path(artifact("generation_report", corpus="tiny")).read_text())
     assert report["simple"]["total"] == len(
-        pd.read_parquet(flow.path("results/tiny/candidates.parquet"))
+        pd.read_parquet(flow.path(artifact("candidates", corpus="tiny")))
     )
     for step in LLM_STEPS:
         assert accounting(flow, step)["api_calls"] > 0
     # Table 1 says how far the filter can be trusted: the answerer check, with its counts.
     check = report["answerer_check"]
-    for path in ("results/tiny/tables/table1.md", "results/tiny/tables/table1.html"):
+    for path in (artifact("table1_md", corpus="tiny"), artifact("table1_html", corpus="tiny")):
         text = flow.path(path).read_text()
         assert f"own passage in {100 * check['accept_own']:.1f}% of {check['n_own']} pairs" in text
 
@@ -98,7 +99,7 @@ def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
     before = {step: accounting(flow, step) for step in LLM_STEPS}
     asked_before = server.total_requests()
     flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
-    flow.run("results/tiny/boolquestions_all.parquet")  # the LLM stages (not evaluation)
+    flow.run(artifact("all_questions", corpus="tiny"))  # the LLM stages (not evaluation)
     after = {step: accounting(flow, step) for step in LLM_STEPS}
     for step in LLM_STEPS:
         # Every request of the first run is answered from the cache...
@@ -107,7 +108,7 @@ def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
         assert after[step]["api_calls"] == after[step]["requests"] - after[step]["cache_hits"]
     assert max(server.requests.values()) == 1  # no prompt was ever asked twice
     assert server.total_requests() > asked_before
-    groups = pd.read_parquet(flow.path("results/tiny/boolquestions_all.parquet"))["group"]
+    groups = pd.read_parquet(flow.path(artifact("all_questions", corpus="tiny")))["group"]
     assert sorted(set(groups)) == [0, 1, 2, 3]
 
 
@@ -115,7 +116,7 @@ def test_changing_the_shard_count_repays_no_call_and_changes_no_artifact(scripte
     flow, server = scripted
     config = scripted_config(server, candidates={"n_groups": 4})
     # Every LLM stage up to the filter (the other operators' compositions run the same rule).
-    target = "results/tiny/questions/answers.parquet"
+    target = artifact("answers", corpus="tiny")
     flow.write_config(config)
     flow.run(target)  # nothing to do after the test above; makes this test standalone
     stages = ["simple", "disjunctive", "not", "answers", "answerer_check"]
@@ -175,7 +176,7 @@ def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
     # again: every stage must hold the new model's rows, and every call must have been asked.
     flow, server = scripted
     config = scripted_config(server, candidates={"n_groups": 4})
-    target = "results/tiny/boolquestions_all.parquet"
+    target = artifact("all_questions", corpus="tiny")
     flow.write_config(config)
     flow.run(target)  # nothing to do after the tests above; makes this test standalone
     stages = ["simple", "disjunctive", "and", "or", "not"]
@@ -216,7 +217,7 @@ def start_on_a_hung_endpoint(flow, server, model: str):
     flow.write_config(config)
     server.start_outage("hang")
     asked = server.total_requests()
-    snakemake = flow.start("results/tiny/boolquestions_all.parquet")
+    snakemake = flow.start(artifact("all_questions", corpus="tiny"))
     deadline = time.monotonic() + 120
     while server.total_requests() == asked:
         assert snakemake.poll() is None and time.monotonic() < deadline
@@ -265,7 +266,7 @@ def test_a_second_run_in_the_folder_is_told_which_run_holds_it(scripted):
     flow, server = scripted
     first = start_on_a_hung_endpoint(flow, server, "held")
     try:
-        second = flow.run("results/tiny/boolquestions_all.parquet", check=False)
+        second = flow.run(artifact("all_questions", corpus="tiny"), check=False)
         assert second.returncode != 0
         assert "Directory cannot be locked" in second.stderr  # Snakemake's own message
         assert (
@@ -304,33 +305,33 @@ def test_end_to_end_on_the_embedded_model(workflow):
         )
     )
     # Generation, filtering and the decomposition on the real model; not the evaluation.
-    workflow.run("results/tiny/tables/table1.csv", "results/tiny/baselines/decomposed.parquet")
-    all_questions = pd.read_parquet(workflow.path("results/tiny/boolquestions_all.parquet"))
+    workflow.run(artifact("table1_csv", corpus="tiny"), artifact("decomposed", corpus="tiny"))
+    all_questions = pd.read_parquet(workflow.path(artifact("all_questions", corpus="tiny")))
     assert set(all_questions["type"]) == {"AND", "OR", "NOT"}  # of the one group
     assert all_questions.groupby("type").size().le(3).all()  # generation.per_group
     assert all_questions["model"].eq("local:smollm2-135m").all()
     written = all_questions[all_questions["status"] != "dropped"]
     assert written["question"].str.endswith("?").all()
-    check = pd.read_parquet(workflow.path("results/tiny/questions/answerer_check.parquet"))
-    candidates = pd.read_parquet(workflow.path("results/tiny/candidates.parquet"))
+    check = pd.read_parquet(workflow.path(artifact("answerer_check", corpus="tiny")))
+    candidates = pd.read_parquet(workflow.path(artifact("candidates", corpus="tiny")))
     # every simple question with its own passage and its siblings (one group: no passage of
     # another cluster to ask about), each a yes/no judgement read from token probabilities
     assert len(check) == len(candidates) ** 2
     assert set(check["relation"]) == {"own", "sibling"}
     # P(yes) where the tiny model's top tokens hold a yes or a no (they may hold neither)
     assert check["p_yes"].dropna().between(0, 1).all() and check["p_yes"].notna().any()
-    report = json.loads(workflow.path("results/tiny/generation_report.json").read_text())
+    report = json.loads(workflow.path(artifact("generation_report", corpus="tiny")).read_text())
     own = check[check["relation"] == "own"]
     assert len(own) == len(candidates)
     assert report["answerer_check"]["n_own"] == own["answered"].notna().sum()
-    table = pd.read_csv(workflow.path("results/tiny/tables/table1.csv")).set_index("type")
+    table = pd.read_csv(workflow.path(artifact("table1_csv", corpus="tiny"))).set_index("type")
     assert table.loc["ALL", "generated"] == len(all_questions)
     calls = sum(accounting(workflow, step)["api_calls"] for step in LLM_STEPS)
     # kinds (1), a simple question per member (2-3), the judgements (compositions are
     # templates in the default compose mode)
     assert calls >= 1 + 2 + len(check)
-    decomposed = pd.read_parquet(workflow.path("results/tiny/baselines/decomposed.parquet"))
-    kept = pd.read_parquet(workflow.path("results/tiny/boolquestions.parquet"))
+    decomposed = pd.read_parquet(workflow.path(artifact("decomposed", corpus="tiny")))
+    kept = pd.read_parquet(workflow.path(artifact("dataset", corpus="tiny")))
     assert len(decomposed) == len(kept) > 0 and decomposed["attempts"].ge(1).all()
 
 
@@ -348,7 +349,7 @@ def test_llm_jobs_hold_an_llm_slot(workflow):
 @pytest.mark.parametrize("depth", [0, 10])
 def test_the_judge_waits_for_the_searches_only_when_it_pools(workflow, depth):
     workflow.write_config(tiny_config(candidates={"n_groups": 2}, pooling={"depth": depth}))
-    result = workflow.run("--dry-run", "results/tiny/questions/answers.parquet")
+    result = workflow.run("--dry-run", artifact("answers", corpus="tiny"))
     rules = {job.split(":")[0] for job in result.stdout.split("\nrule ")[1:]}
     assert "judge_questions" in rules
     assert ("search" in rules) == (depth > 0)

@@ -18,6 +18,7 @@ from boolbench.constants import CLUSTERING_ENCODER
 from boolbench.corpus.question_sets import import_questions
 from boolbench.generation.dataset import DATASET_SCHEMA
 from boolbench.llm.fake_server import FakeOpenAIServer
+from boolbench.paths import artifact
 from boolbench.retrieval.provenance import read_provenance
 from tests.conftest import Workflow, parse_job_stats
 from tests.released_layout import (
@@ -197,7 +198,7 @@ def test_metrics_equal_an_independent_computation_on_the_trec_files(evaluated, d
     records = [
         json.loads(line) for line in (data["folder"] / "eval.jsonl").read_text().splitlines()
     ]
-    metrics = pd.read_parquet(flow.path("results/released/metrics.parquet"))
+    metrics = pd.read_parquet(flow.path(artifact("metrics", corpus="released")))
     # The hub's files carry no pooled label: the completed labels are the group labels.
     picked = metrics[(metrics.split == "all") & (metrics.labels == "completed")]
     group = metrics[(metrics.split == "all") & (metrics.labels == "group")]
@@ -227,7 +228,7 @@ def test_metrics_equal_an_independent_computation_on_the_trec_files(evaluated, d
 
 def test_table2_rows_columns_and_table1(evaluated):
     flow, _, models = evaluated
-    table = pd.read_csv(flow.path("results/released/tables/table2.csv"))
+    table = pd.read_csv(flow.path(artifact("table2_csv", corpus="released")))
     assert table["model"].tolist() == list(models)
     assert list(table.columns[1:]) == [
         "MRR@10 original",
@@ -240,7 +241,7 @@ def test_table2_rows_columns_and_table1(evaluated):
     ]
     assert table["MRR@10 original"].isna().all()  # the released files have no original queries
     assert table["Completed MRR@10 ALL"].notna().all()
-    table1 = pd.read_csv(flow.path("results/released/tables/table1.csv")).set_index("type")
+    table1 = pd.read_csv(flow.path(artifact("table1_csv", corpus="released"))).set_index("type")
     assert table1.loc["ALL", "questions"] == 12 and table1.loc["ALL", "test"] == 12
 
 
@@ -248,7 +249,7 @@ def test_template_and_two_towers_reach_the_vectors(evaluated):
     from sentence_transformers import SentenceTransformer
 
     flow, _, models = evaluated
-    corpus = pd.read_parquet(flow.path("results/released/corpus.parquet"))
+    corpus = pd.read_parquet(flow.path(artifact("corpus", corpus="released")))
     rendered = [f"{t} [SEP] {x}" for t, x in zip(corpus.title, corpus.text, strict=True)]
     vectors = np.load(flow.path("results/released/models/dpr/embeddings.npy"))
     expected = SentenceTransformer(models["dpr"]["model"]).encode(rendered)
@@ -276,7 +277,7 @@ def test_provenance_in_runs_scores_metrics_and_the_report_table(evaluated):
 
 def test_table3_says_which_rows_the_released_questions_cannot_give(evaluated):
     flow, _, _ = evaluated
-    table = pd.read_csv(flow.path("results/released/tables/table3.csv"))
+    table = pd.read_csv(flow.path(artifact("table3_csv", corpus="released")))
     assert table["model"].tolist() == [
         "gte",
         "Decomposed query",
@@ -284,10 +285,10 @@ def test_table3_says_which_rows_the_released_questions_cannot_give(evaluated):
         "Boolean contrastive (NOT)",
     ]
     assert table.iloc[2:, 1:].isna().all().all() and table.iloc[:2, 1:].notna().all().all()
-    markdown = flow.path("results/released/tables/table3.md").read_text()
+    markdown = flow.path(artifact("table3_md", corpus="released")).read_text()
     assert "Oracle decomposition: not computed: the questions carry no recorded" in markdown
     assert "Boolean contrastive (NOT): not computed: the questions have no train split" in markdown
-    accounting = pd.read_csv(flow.path("results/released/tables/llm_accounting.csv"))
+    accounting = pd.read_csv(flow.path(artifact("llm_accounting_csv", corpus="released")))
     assert accounting["step"].tolist() == ["decompose", "total"]
 
 
@@ -296,7 +297,7 @@ def test_trec_qrels_and_the_released_export_match_the_input(evaluated, data):
     base = flow.path("results/released")
     # imported questions are exported only when asked for (the export copies the corpus)
     assert not (base / "released").exists()
-    flow.run("results/released/released/eval.jsonl")
+    flow.run(artifact("released_eval", corpus="released"))
     records = data["records"]
     qrels = (base / "trec/qrels.txt").read_text().split("\n")
     assert qrels[:-1] == [
@@ -335,13 +336,13 @@ def test_a_passage_missing_from_the_corpus_stops_the_import_with_one_line(evalua
     settings["models"] = {"bm25": {"kind": "bm25"}}
     settings["baselines"] = {"retriever": "bm25", "train_on": []}
     flow.write_config(settings)
-    result = flow.run("results/released/boolquestions.parquet", check=False)
+    result = flow.run(artifact("dataset", corpus="released"), check=False)
     assert result.returncode != 0
     assert (
         f"boolbench: rule import_questions failed: {eval_file}: 1 labelled passage id(s) are not "
         "in the corpus ('Not_an_article'; the first in question q1, line 1)"
     ) in result.stderr
-    assert not flow.path("results/released/boolquestions.parquet").exists()
+    assert not flow.path(artifact("dataset", corpus="released")).exists()
 
 
 @pytest.fixture(scope="module")
@@ -381,7 +382,7 @@ def test_a_corpus_with_questions_and_its_models_runs_as_written(as_written):
     with one line in Table 3 and in its log."""
     flow, result = as_written
     assert result.returncode == 0, result.stderr[-3000:]
-    table = pd.read_csv(flow.path("results/given/tables/table3.csv"))
+    table = pd.read_csv(flow.path(artifact("table3_csv", corpus="given")))
     assert table["model"].tolist() == [
         "bm25",
         "Decomposed query",
@@ -392,7 +393,7 @@ def test_a_corpus_with_questions_and_its_models_runs_as_written(as_written):
         "Boolean contrastive (all): not computed: contrastive training needs a "
         "sentence-transformers retriever, and 'bm25' is bm25."
     )
-    assert line in flow.path("results/given/tables/table3.md").read_text()
+    assert line in flow.path(artifact("table3_md", corpus="given")).read_text()
     assert line in flow.path("logs/given/table3.log").read_text()
     assert not flow.path("results/given/models/contrastive-all").exists()
 
@@ -437,7 +438,7 @@ def test_pooled_labels_of_a_given_dataset_reach_scores_trec_files_and_exports(as
     lists = ("positives", "negatives", "pooled_positives", "pooled_negatives")
     assert len(completed) == sum(dataset[c].map(len).sum() for c in lists)
 
-    flow.run("results/given/released/eval.jsonl")
+    flow.run(artifact("released_eval", corpus="given"))
     back = import_questions(base / "released/eval.jsonl", base / "corpus.parquet")
     for column in ("positives", "negatives", "pooled_positives", "pooled_negatives"):
         assert back[column].map(list).tolist() == dataset[column].map(list).tolist()

@@ -1,6 +1,5 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.generation.filtering import member_judge
 from boolbench.generation.questions import GenerationSettings
 from boolbench.generation.steps import atomic_step
 from boolbench.workflow import job_shard, llm_job, script_context
@@ -17,5 +16,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         template=snakemake.params.template,
         kinds=snakemake.input.get("kinds"),
         subject_prompt=snakemake.params.subject_prompt,
-        judge=member_judge(snakemake.params.member_judge, snakemake.params.seed),
+        member_judge=snakemake.params.member_judge,
     )

@@ -1,8 +1,7 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
-from boolbench.report.pages import llm_accounting, write_llm_accounting
+from boolbench.report.pages import llm_accounting_step
 from boolbench.workflow import script_context
 
 with script_context(snakemake):
-    table = llm_accounting(dict(snakemake.input.items()))
-    write_llm_accounting(table, snakemake.output.csv, snakemake.output.html)
+    llm_accounting_step(dict(snakemake.input.items()), snakemake.output.csv, snakemake.output.html)

@@ -1,14 +1,10 @@
 import _repo  # noqa: F401  (makes boolbench importable in any job env)
 
 from boolbench.baselines.steps import ORACLE_ROW, table3_step
-from boolbench.config import contrastive_label
 from boolbench.workflow import script_context
 
 with script_context(snakemake):
-    trained = {
-        contrastive_label(name): path
-        for name, path in zip(snakemake.params.trained, snakemake.input.contrastive, strict=True)
-    }
+    trained = dict(zip(snakemake.params.trained, snakemake.input.contrastive, strict=True))
     runs = {"Decomposed query": snakemake.input.decomposed}
     if snakemake.input.get("oracle"):
         runs[ORACLE_ROW] = snakemake.input.oracle

@@ -27,6 +27,7 @@ from boolbench.baselines.contrastive import (
     training_rows,
 )
 from boolbench.baselines.decompose import DECOMPOSED_SCHEMA, decompose
+from boolbench.config import contrastive_label
 from boolbench.corpus.sources import DEFAULT_TEMPLATE, passage_texts
 from boolbench.errors import InputError, located
 from boolbench.generation.prompts import Prompt
@@ -198,6 +199,7 @@ def table3_step(
     training_side: str = "query",
 ) -> None:
     """tables/table3.{csv,md,tex,html}: every row on the same questions (the baselines' split).
+    `contrastive_scores`: trained model name -> its scores (a row under its Table 3 label).
     `not_computed`: rows that cannot be computed for these questions (label -> why); they are
     shown empty, with the reason below the table."""
     not_computed = not_computed or {}
@@ -208,11 +210,13 @@ def table3_step(
     frames = [_bool_scores(base, retriever, wanted)]
     for label, path in baseline_runs.items():
         frames.append(question_scores(read_run(path), questions, COMPLETED).assign(model=label))
-    trained = {label: pd.read_parquet(path) for label, path in contrastive_scores.items()}
+    trained = {
+        contrastive_label(name): pd.read_parquet(path) for name, path in contrastive_scores.items()
+    }
     for label, scores in trained.items():
         frames.append(_bool_scores(scores, label, wanted))
     metrics = aggregate(pd.concat(frames, ignore_index=True))
-    rows = [retriever, *baseline_runs, *contrastive_scores]
+    rows = [retriever, *baseline_runs, *trained]
     rows += [label for label in not_computed if label not in rows]
     table_split = "all"  # the questions were already restricted to `split`
     table = metric_table(metrics, rows, table_split, TABLE3_COLUMNS)

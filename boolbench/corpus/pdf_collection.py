@@ -142,6 +142,27 @@ def _run_pool(
             yield futures[future], result
 
 
+def extract_step(
+    path: str | list[str],
+    extraction: dict,
+    *,
+    passages_out: str | os.PathLike,
+    report_out: str | os.PathLike,
+    workers: int = 1,
+) -> dict:
+    """The extract_pdf job: every PDF of a corpus's `path`, extracted with its `extraction`
+    section (timeout and cache folder included)."""
+    return extract_collection(
+        pdf_files(path),
+        ExtractionSettings.from_config(extraction),
+        passages_out=passages_out,
+        report_out=report_out,
+        workers=workers,
+        timeout_s=extraction["timeout_s"],
+        cache_dir=extraction["cache_dir"],
+    )
+
+
 def extract_collection(
     files: dict[str, Path],
     settings: ExtractionSettings,

@@ -59,16 +59,18 @@ def atomic_step(
     template: str | None = None,
     kinds: PathLike | None = None,
     subject_prompt: dict | None = None,
-    judge: dict | None = None,
+    member_judge: dict | None = None,
 ) -> None:
     """One shard of the groups' atomic questions: `disjunctive`, the kind the group's passages
-    share (its question rendered from `template`; with `judge` (prompt, answerer settings,
-    membership template, lead_words) its members are those the judge reads as of it), or
+    share (its question rendered from `template`; with `member_judge` (the job's params:
+    prompt, answerer section, max_passage_words, membership template, lead_words) its members
+    are those the judge reads as of it), or
     `simple`, a question per member of the kind read from `kinds` (subjects named with
     `subject_prompt` where titles cannot)."""
     cands = in_shard(pd.read_parquet(candidates), shard)
     if kind == "disjunctive":
         table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
+        judge = filtering.member_judge(member_judge, settings.seed)
         if judge is not None:
             table = filtering.verify_members(
                 table, cands, llm, Prompt(**judge["prompt"]), judge["answerer"],

@@ -62,6 +62,11 @@ def llm_accounting(paths: dict[str, PathLike]) -> pd.DataFrame:
     return pd.concat([table, pd.DataFrame([{"step": "total", **total}])], ignore_index=True)
 
 
+def llm_accounting_step(paths: dict[str, PathLike], csv_out: PathLike, html_out: PathLike) -> None:
+    """tables/llm_accounting.{csv,html} from every LLM stage's accounting (step -> json)."""
+    write_llm_accounting(llm_accounting(paths), csv_out, html_out)
+
+
 def write_llm_accounting(table: pd.DataFrame, csv_out: PathLike, html_out: PathLike) -> None:
     write_text_atomic(csv_out, table.to_csv(index=False, float_format="%.4f"))
 

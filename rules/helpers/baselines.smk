@@ -13,14 +13,13 @@ def baseline_retriever_params(wildcards):
 
 def baseline_run_inputs(wildcards):
     """A Boolean-operation run needs the retriever's index, run and the expressions."""
-    retriever = retriever_of(wildcards.corpus)
-    base = f"results/{wildcards.corpus}"
+    corpus, retriever = wildcards.corpus, retriever_of(wildcards.corpus)
     inputs = {
-        "questions": f"{base}/boolquestions.parquet",
-        "base_run": f"{base}/runs/{retriever}.parquet",
+        "questions": artifact("dataset", corpus=corpus),
+        "base_run": artifact("run", corpus=corpus, model=retriever),
     }
     if wildcards.method == "decomposed":
-        inputs["decomposed"] = f"{base}/baselines/decomposed.parquet"
+        inputs["decomposed"] = artifact("decomposed", corpus=corpus)
     return inputs | retriever_index(as_retriever(wildcards))
 
 
@@ -50,31 +49,31 @@ def not_computed(wildcards):
 
 
 def table3_inputs(wildcards):
-    base = f"results/{wildcards.corpus}"
+    corpus = wildcards.corpus
     inputs = {
-        "base_scores": f"{base}/scores/{retriever_of(wildcards.corpus)}.parquet",
-        "decomposed": f"{base}/baselines/runs/decomposed.parquet",
-        "expressions": f"{base}/baselines/decomposed.parquet",
-        "questions": f"{base}/boolquestions.parquet",
+        "base_scores": artifact("scores", corpus=corpus, model=retriever_of(corpus)),
+        "decomposed": artifact("baseline_run", corpus=corpus, method="decomposed"),
+        "expressions": artifact("decomposed", corpus=corpus),
+        "questions": artifact("dataset", corpus=corpus),
         "contrastive": [
-            f"{base}/scores/{m}.parquet" for m in trained_models_of(wildcards.corpus)
+            artifact("scores", corpus=corpus, model=m) for m in trained_models_of(corpus)
         ],
     }
-    if has_oracle(wildcards.corpus):
-        inputs["oracle"] = f"{base}/baselines/runs/oracle.parquet"
+    if has_oracle(corpus):
+        inputs["oracle"] = artifact("baseline_run", corpus=corpus, method="oracle")
     return inputs
 
 
 def training_inputs(wildcards):
     """A contrastive model's training data: the simple questions too, where there are some;
     query-side training also reads the retriever's passage vectors."""
-    base = f"results/{wildcards.corpus}"
+    corpus = wildcards.corpus
     inputs = {
-        "questions": f"{base}/boolquestions.parquet",
-        "corpus": f"{base}/corpus.parquet",
+        "questions": artifact("dataset", corpus=corpus),
+        "corpus": artifact("corpus", corpus=corpus),
     }
     if not is_imported(wildcards):
-        inputs["simple"] = f"{base}/questions/simple.parquet"
+        inputs["simple"] = artifact("atomic_questions", corpus=corpus, kind="simple")
     if QUERY_SIDE_ONLY:
         inputs |= model_embeddings(as_retriever(wildcards))
     return inputs

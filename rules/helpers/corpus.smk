@@ -43,5 +43,6 @@ def extraction_quality_outputs(corpus):
     if config["corpora"][corpus].get("reference") is None:
         return []
     return [
-        f"results/{corpus}/pdf/extraction_quality.{ext}" for ext in ("parquet", "json")
+        artifact(key, corpus=corpus)
+        for key in ("extraction_quality", "extraction_quality_summary")
     ]

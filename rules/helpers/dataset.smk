@@ -36,7 +36,7 @@ def card_params(wildcards):
 def audit_runs(wildcards):
     """The runs whose top audit.depth the audit sheet shows: every model of the corpus."""
     return [
-        f"results/{wildcards.corpus}/runs/{model}.parquet"
+        artifact("run", corpus=wildcards.corpus, model=model)
         for model in corpus_models(wildcards.corpus)
     ]
 
@@ -53,24 +53,24 @@ AUDIT_PROMPTS = {
 def audit_judgements(wildcards):
     """The audit's sheet, its key and its judgements: a filled sheet named in
     audit.judgements, or the LLM judge's (audit.judge)."""
-    base = f"results/{wildcards.corpus}/audit"
+    corpus = wildcards.corpus
     judged = config["audit"]["judgements"]
     if judged is None:
-        judged = f"{base}/llm_judgements.csv"
+        judged = artifact("audit_llm_judgements", corpus=corpus)
     elif os.path.isabs(judged):
         judged = local(judged)
     return {
-        "sheet": f"{base}/sheet.csv",
-        "key": f"{base}/key.csv",
+        "sheet": artifact("audit_sheet", corpus=corpus),
+        "key": artifact("audit_key", corpus=corpus),
         "judgements": judged,
     }
 
 
 def audit_outputs(corpus):
     """The audit sheet of every run, and its confusion matrix when someone judges it."""
-    base = f"results/{corpus}/audit"
     judged = (
         config["audit"]["judgements"] is not None
         or config["audit"]["judge"] is not None
     )
-    return [f"{base}/sheet.csv", *([f"{base}/confusion.csv"] if judged else [])]
+    keys = ["audit_sheet", *(["audit_confusion"] if judged else [])]
+    return [artifact(key, corpus=corpus) for key in keys]

@@ -4,8 +4,10 @@
 
 def model_shards(wildcards):
     n_shards = model_entry(wildcards)["shards"]
-    base = f"results/{wildcards.corpus}/models/{wildcards.model}"
-    return [f"{base}/shard-{i}-of-{n_shards}.npy" for i in range(n_shards)]
+    return [
+        artifact("embedding_shard", **dict(wildcards.items()), shard=i, n_shards=n_shards)
+        for i in range(n_shards)
+    ]
 
 
 def encoding_priority(wildcards):

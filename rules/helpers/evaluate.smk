@@ -20,34 +20,29 @@ def model_search_params(wildcards):
 def searched_questions(wildcards):
     """What a model searches: every written question of a generated corpus (the judge pools
     the runs before the filter decides), the imported questions otherwise."""
-    base = f"results/{wildcards.corpus}"
-    if is_imported(wildcards):
-        return f"{base}/boolquestions.parquet"
-    return f"{base}/questions/written.parquet"
+    key = "dataset" if is_imported(wildcards) else "written_questions"
+    return artifact(key, corpus=wildcards.corpus)
 
 
 def search_inputs(wildcards):
-    base = f"results/{wildcards.corpus}"
+    corpus = wildcards.corpus
     inputs = {
         "questions": searched_questions(wildcards),
-        "queries": f"{base}/original_queries.parquet",
-        "qrels": f"{base}/original_qrels.parquet",
-        "corpus": f"{base}/corpus.parquet",
+        "queries": artifact("original_queries", corpus=corpus),
+        "qrels": artifact("original_qrels", corpus=corpus),
+        "corpus": artifact("corpus", corpus=corpus),
     }
     return inputs | retriever_index(wildcards)
 
 
 def rerank_inputs(wildcards):
-    base = f"results/{wildcards.corpus}"
-    first_stage = model_entry(wildcards)["rerank"]
-    return {
-        "run": f"{base}/runs/{first_stage}.parquet",
-        "original_run": f"{base}/runs/original/{first_stage}.parquet",
-        "document_run": f"{base}/runs/document/{first_stage}.parquet",
-        "original_document_run": f"{base}/runs/document/original/{first_stage}.parquet",
+    corpus = wildcards.corpus
+    first_stage = {"corpus": corpus, "model": model_entry(wildcards)["rerank"]}
+    runs = ("run", "original_run", "document_run", "original_document_run")
+    return {key: artifact(key, **first_stage) for key in runs} | {
         "questions": searched_questions(wildcards),
-        "queries": f"{base}/original_queries.parquet",
-        "corpus": f"{base}/corpus.parquet",
+        "queries": artifact("original_queries", corpus=corpus),
+        "corpus": artifact("corpus", corpus=corpus),
     }
 
 
@@ -59,11 +54,10 @@ def interchange_outputs(corpus):
     """TREC runs of every model and TREC qrels; for generated questions also the dataset in
     the released and BEIR layouts (imported questions already are in a layout, and these
     exports copy the whole corpus: ask for them as targets)."""
-    base = f"results/{corpus}"
     runs = [
-        f"{base}/runs/{name}{model}.trec"
+        artifact(key, corpus=corpus, model=model)
         for model in corpus_models(corpus)
-        for name in ("", "original/")
+        for key in ("trec_run", "original_trec_run")
     ]
-    exports = [f"{base}/released/eval.jsonl", f"{base}/beir/qrels/test.tsv"]
-    return [*runs, f"{base}/trec/qrels.txt", *([] if corpus in IMPORTED else exports)]
+    exports = [] if corpus in IMPORTED else ["released_eval", "beir_qrels_test"]
+    return runs + [artifact(key, corpus=corpus) for key in ["trec_qrels", *exports]]

@@ -23,10 +23,10 @@ def member_judge_params():
 
 def atomic_inputs(wildcards):
     """Simple questions are asked of the members of each group's kind (disjunctive)."""
-    base = f"results/{wildcards.corpus}"
-    inputs = {"candidates": f"{base}/candidates.parquet"}
+    corpus = wildcards.corpus
+    inputs = {"candidates": artifact("candidates", corpus=corpus)}
     if wildcards.kind == "simple":
-        inputs["kinds"] = f"{base}/questions/disjunctive.parquet"
+        inputs["kinds"] = artifact("atomic_questions", corpus=corpus, kind="disjunctive")
     return inputs
 
 
@@ -48,12 +48,12 @@ def pooling_params(corpus):
 
 def judge_inputs(wildcards):
     """The written questions, their construction, the passages, and the runs pooled."""
-    base = f"results/{wildcards.corpus}"
+    corpus = wildcards.corpus
     return {
-        "written": f"{base}/questions/written.parquet",
-        "simple": f"{base}/questions/simple.parquet",
-        "disjunctive": f"{base}/questions/disjunctive.parquet",
-        "candidates": f"{base}/candidates.parquet",
-        "corpus": f"{base}/corpus.parquet",
-        "runs": [f"{base}/runs/{m}.parquet" for m in pool_models(wildcards.corpus)],
+        "written": artifact("written_questions", corpus=corpus),
+        "simple": artifact("atomic_questions", corpus=corpus, kind="simple"),
+        "disjunctive": artifact("atomic_questions", corpus=corpus, kind="disjunctive"),
+        "candidates": artifact("candidates", corpus=corpus),
+        "corpus": artifact("corpus", corpus=corpus),
+        "runs": [artifact("run", corpus=corpus, model=m) for m in pool_models(corpus)],
     }

@@ -6,21 +6,21 @@ def figures_of(corpus):
     """The report's figures of a corpus (grouping by document has no SVD; imported
     questions only the retrieval figures)."""
     names = corpus_figures(corpus in IMPORTED, config["corpora"][corpus]["grouping"])
-    return [f"results/{corpus}/figures/{name}.png" for name in names]
+    return [artifact("figure_png", corpus=corpus, figure=name) for name in names]
 
 
 def figure_inputs(wildcards):
     """The artifacts one figure is drawn from."""
-    base = f"results/{wildcards.corpus}"
+    corpus = wildcards.corpus
     return {
-        "mrr_by_type": {"metrics": f"{base}/metrics.parquet"},
-        "negrecall_vs_mrr": {"metrics": f"{base}/metrics.parquet"},
+        "mrr_by_type": {"metrics": artifact("metrics", corpus=corpus)},
+        "negrecall_vs_mrr": {"metrics": artifact("metrics", corpus=corpus)},
         "group_sizes": {"groups": groups_file(wildcards)},
-        "svd_variance": {"variance": f"{base}/svd_variance.parquet"},
+        "svd_variance": {"variance": artifact("svd_variance", corpus=corpus)},
         "pass_rates": {
-            "all": f"{base}/boolquestions_all.parquet",
-            "simple": f"{base}/questions/simple.parquet",
-            "disjunctive": f"{base}/questions/disjunctive.parquet",
+            "all": artifact("all_questions", corpus=corpus),
+            "simple": artifact("atomic_questions", corpus=corpus, kind="simple"),
+            "disjunctive": artifact("atomic_questions", corpus=corpus, kind="disjunctive"),
         },
     }[wildcards.figure]
 
@@ -37,25 +37,26 @@ def figure_settings(wildcards):
 
 def llm_accounting_inputs(wildcards):
     """Every LLM job's accounting, by step name (imported questions: the decomposition)."""
-    base = f"results/{wildcards.corpus}/llm_accounting"
-    steps = []
+    corpus = wildcards.corpus
+    accounting = {}
     if not is_imported(wildcards):
-        steps = ["simple", "disjunctive"]
-        steps += [f"compose_{op}" for op in OPERATORS] + ["filter"]
-    return {step: f"{base}/{step}.json" for step in [*steps, "decompose"]}
+        for kind in ("simple", "disjunctive"):
+            accounting[kind] = artifact("atomic_accounting", corpus=corpus, kind=kind)
+        for op in OPERATORS:
+            accounting[f"compose_{op}"] = artifact(
+                "compose_accounting", corpus=corpus, operator=op
+            )
+        accounting["filter"] = artifact("judge_accounting", corpus=corpus)
+    return accounting | {"decompose": artifact("decompose_accounting", corpus=corpus)}
 
 
 def report_inputs(corpus):
     """What `snakemake --report` shows of a corpus beyond Tables 1-3 (imported questions have
     no generation examples)."""
-    base = f"results/{corpus}"
-    examples = [] if corpus in IMPORTED else [f"{base}/report/examples.html"]
+    pages = ["rankings", "significance_html", "llm_accounting_html"]
+    pages += [] if corpus in IMPORTED else ["examples"]
     return [
         *figures_of(corpus),
         *audit_outputs(corpus),
-        f"{base}/report/rankings.html",
-        f"{base}/tables/significance.html",
-        f"{base}/tables/llm_accounting.html",
-        *examples,
-        f"{base}/report/config.html",
+        *[artifact(key, corpus=corpus) for key in [*pages, "config_html"]],
     ]
