@@ -22,12 +22,8 @@ rule decompose_questions:
     input:
         questions=artifact("dataset"),
     output:
-        decomposed=temp(
-            artifact("decompose_shard")
-        ),
-        accounting=temp(
-            artifact("decompose_shard_accounting")
-        ),
+        decomposed=temp(artifact("decompose_shard")),
+        accounting=temp(artifact("decompose_shard_accounting")),
     log:
         "logs/{corpus}/decompose_questions/shard-{shard}-of-{n_shards}.log",
     benchmark:
@@ -43,7 +39,9 @@ rule decompose_questions:
         "../workflow_scripts/decompose_questions.py"
 
 
-rule gather_decomposed_questions:
+# The gathering of generate.smk, with the decomposition's files (and no priority: it is not on
+# the way to the dataset).
+use rule gather_atomic_questions as gather_decomposed_questions with:
     input:
         decomposed=lambda wc: llm_shards(wc, "decompose_shard"),
         accounting=lambda wc: llm_shards(wc, "decompose_shard_accounting"),
@@ -52,13 +50,9 @@ rule gather_decomposed_questions:
         accounting=artifact("decompose_accounting"),
     log:
         "logs/{corpus}/gather_decompose.log",
-    localrule: True
-    conda:
-        "../envs/llm.yaml"
+    priority: 0
     params:
         shards=made_with(DECOMPOSE_PARAMS),
-    script:
-        "../workflow_scripts/gather_stage.py"
 
 
 rule boolean_operation_run:

@@ -210,6 +210,14 @@ DENSE_MODELS = name_pattern(models_of(*DENSE_KINDS))
 ENCODED_MODELS = name_pattern([CLUSTERING_ENCODER] + models_of(*DENSE_KINDS))
 
 
+def model_scores(wildcards):
+    """The per-question scores of every model of the corpus (Table 2's rows)."""
+    return [
+        artifact("scores", corpus=wildcards.corpus, model=m)
+        for m in corpus_models(wildcards.corpus)
+    ]
+
+
 def is_imported(wildcards):
     return wildcards.corpus in IMPORTED
 
@@ -286,7 +294,9 @@ def model_encoding(wildcards):
     clustering encoder reads the passage text alone."""
     if wildcards.model == CLUSTERING_ENCODER:
         return encoding_of(model_entry(wildcards))
-    return encoding_of(model_entry(wildcards), corpus_entry(wildcards)["passage_template"])
+    return encoding_of(
+        model_entry(wildcards), corpus_entry(wildcards)["passage_template"]
+    )
 
 
 def as_retriever(wildcards):

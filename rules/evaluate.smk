@@ -56,10 +56,7 @@ rule search:
     input:
         unpack(search_inputs),
     output:
-        run=artifact("run"),
-        original=artifact("original_run"),
-        document=artifact("document_run"),
-        document_original=artifact("original_document_run"),
+        **RUN_OUTPUTS,
     log:
         "logs/{corpus}/models/{model}/search.log",
     benchmark:
@@ -83,10 +80,7 @@ rule rerank:
     input:
         unpack(rerank_inputs),
     output:
-        run=artifact("run"),
-        original=artifact("original_run"),
-        document=artifact("document_run"),
-        document_original=artifact("original_document_run"),
+        **RUN_OUTPUTS,
     log:
         "logs/{corpus}/models/{model}/rerank.log",
     benchmark:
@@ -126,11 +120,7 @@ rule score_model:
 
 rule evaluation_tables:
     input:
-        scores=lambda wc: expand(
-            artifact("scores"),
-            corpus=wc.corpus,
-            model=corpus_models(wc.corpus),
-        ),
+        scores=model_scores,
         significance=artifact("significance"),
         questions=artifact("dataset"),
     output:

@@ -54,12 +54,8 @@ rule atomic_questions:
     input:
         unpack(atomic_inputs),
     output:
-        questions=temp(
-            artifact("atomic_shard")
-        ),
-        accounting=temp(
-            artifact("atomic_shard_accounting")
-        ),
+        questions=temp(artifact("atomic_shard")),
+        accounting=temp(artifact("atomic_shard_accounting")),
     log:
         "logs/{corpus}/{kind}_questions/shard-{shard}-of-{n_shards}.log",
     benchmark:
@@ -82,12 +78,8 @@ rule compose_questions:
         simple=artifact("atomic_questions", kind="simple"),
         disjunctive=artifact("atomic_questions", kind="disjunctive"),
     output:
-        questions=temp(
-            artifact("compose_shard")
-        ),
-        accounting=temp(
-            artifact("compose_shard_accounting")
-        ),
+        questions=temp(artifact("compose_shard")),
+        accounting=temp(artifact("compose_shard_accounting")),
     log:
         "logs/{corpus}/compose_{operator}/shard-{shard}-of-{n_shards}.log",
     benchmark:
@@ -132,18 +124,10 @@ rule judge_questions:
     input:
         unpack(judge_inputs),
     output:
-        answers=temp(
-            artifact("answers_shard")
-        ),
-        check=temp(
-            artifact("answerer_check_shard")
-        ),
-        pooled=temp(
-            artifact("pooled_shard")
-        ),
-        accounting=temp(
-            artifact("judge_shard_accounting")
-        ),
+        answers=temp(artifact("answers_shard")),
+        check=temp(artifact("answerer_check_shard")),
+        pooled=temp(artifact("pooled_shard")),
+        accounting=temp(artifact("judge_shard_accounting")),
     log:
         "logs/{corpus}/filter/shard-{shard}-of-{n_shards}.log",
     benchmark:
@@ -162,7 +146,8 @@ rule judge_questions:
 
 # Gathering: one file per stage, the same for every shard count (see steps.gather_shards).
 # Local rules: they only concatenate, and on a cluster would otherwise wait in the queue.
-# Each carries its shards' params (made_with, in common.smk says why).
+# Each carries its shards' params (made_with, in common.smk says why). One rule, used with
+# each stage's files (and the decomposition's in baselines.smk).
 
 
 rule gather_atomic_questions:
@@ -184,7 +169,7 @@ rule gather_atomic_questions:
         "../workflow_scripts/gather_stage.py"
 
 
-rule gather_composed_questions:
+use rule gather_atomic_questions as gather_composed_questions with:
     input:
         questions=lambda wc: llm_shards(wc, "compose_shard"),
         accounting=lambda wc: llm_shards(wc, "compose_shard_accounting"),
@@ -193,17 +178,11 @@ rule gather_composed_questions:
         accounting=artifact("compose_accounting"),
     log:
         "logs/{corpus}/gather_compose_{operator}.log",
-    priority: GENERATION_PRIORITY
-    localrule: True
-    conda:
-        "../envs/llm.yaml"
     params:
         shards=made_with(COMPOSE_PARAMS),
-    script:
-        "../workflow_scripts/gather_stage.py"
 
 
-rule gather_answers:
+use rule gather_atomic_questions as gather_answers with:
     input:
         answers=lambda wc: llm_shards(wc, "answers_shard"),
         check=lambda wc: llm_shards(wc, "answerer_check_shard"),
@@ -216,11 +195,5 @@ rule gather_answers:
         accounting=artifact("judge_accounting"),
     log:
         "logs/{corpus}/gather_filter.log",
-    priority: GENERATION_PRIORITY
-    localrule: True
-    conda:
-        "../envs/llm.yaml"
     params:
         shards=made_with(ANSWER_PARAMS),
-    script:
-        "../workflow_scripts/gather_stage.py"

@@ -8,11 +8,7 @@ include: "helpers/report.smk"
 
 rule significance:
     input:
-        scores=lambda wc: expand(
-            artifact("scores"),
-            corpus=wc.corpus,
-            model=corpus_models(wc.corpus),
-        ),
+        scores=model_scores,
     output:
         tests=artifact("significance"),
         html=report(

@@ -56,7 +56,8 @@ def table3_inputs(wildcards):
         "expressions": artifact("decomposed", corpus=corpus),
         "questions": artifact("dataset", corpus=corpus),
         "contrastive": [
-            artifact("scores", corpus=corpus, model=m) for m in trained_models_of(corpus)
+            artifact("scores", corpus=corpus, model=m)
+            for m in trained_models_of(corpus)
         ],
     }
     if has_oracle(corpus):

@@ -5,7 +5,9 @@
 def model_shards(wildcards):
     n_shards = model_entry(wildcards)["shards"]
     return [
-        artifact("embedding_shard", **dict(wildcards.items()), shard=i, n_shards=n_shards)
+        artifact(
+            "embedding_shard", **dict(wildcards.items()), shard=i, n_shards=n_shards
+        )
         for i in range(n_shards)
     ]
 

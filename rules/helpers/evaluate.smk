@@ -7,6 +7,16 @@ FIRST_STAGE_MODELS = name_pattern(models_of(*DENSE_KINDS, "bm25"))
 RERANKERS = name_pattern(models_of("cross-encoder"))
 
 
+# What a search or a re-ranking writes: the runs of the questions and of the original
+# queries, over the corpus and within the query's document.
+RUN_OUTPUTS = {
+    "run": artifact("run"),
+    "original": artifact("original_run"),
+    "document": artifact("document_run"),
+    "document_original": artifact("original_document_run"),
+}
+
+
 def model_search_params(wildcards):
     """A model's entry without the keys that cannot change its run (and without the loading
     keys left at their defaults), with the corpus's passage template."""

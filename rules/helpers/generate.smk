@@ -26,7 +26,9 @@ def atomic_inputs(wildcards):
     corpus = wildcards.corpus
     inputs = {"candidates": artifact("candidates", corpus=corpus)}
     if wildcards.kind == "simple":
-        inputs["kinds"] = artifact("atomic_questions", corpus=corpus, kind="disjunctive")
+        inputs["kinds"] = artifact(
+            "atomic_questions", corpus=corpus, kind="disjunctive"
+        )
     return inputs
 
 

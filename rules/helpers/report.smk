@@ -20,7 +20,9 @@ def figure_inputs(wildcards):
         "pass_rates": {
             "all": artifact("all_questions", corpus=corpus),
             "simple": artifact("atomic_questions", corpus=corpus, kind="simple"),
-            "disjunctive": artifact("atomic_questions", corpus=corpus, kind="disjunctive"),
+            "disjunctive": artifact(
+                "atomic_questions", corpus=corpus, kind="disjunctive"
+            ),
         },
     }[wildcards.figure]
 
