@@ -90,7 +90,7 @@ class FakeOpenAIServer:
         self._httpd.server_close()
 
     def start_outage(self, outage: str, after: int = 0) -> None:
-        """Every call gets `outage` ("500" or "hang") once `after` more calls were answered."""
+        """Every call gets `outage` ("500" or "hang") once `after` more calls were let through."""
         with self.lock:
             self.outage, self._outage_after = (
                 (outage, None) if after <= 0 else (None, (outage, after))
@@ -105,12 +105,19 @@ class FakeOpenAIServer:
     def _answered(self, prompt: str) -> None:
         with self.lock:
             self.completed[prompt] += 1
-            if self._outage_after is not None:
+
+    def _admit(self) -> str | None:
+        """The outage this call gets (None: answer it). A pending outage counts the calls it
+        still lets through here, as each arrives, so that calls in flight together cannot slip
+        more than `after` answers past it."""
+        with self.lock:
+            if self.outage is None and self._outage_after is not None:
                 outage, left = self._outage_after
-                if left > 1:
+                if left > 0:
                     self._outage_after = (outage, left - 1)
-                else:
-                    self.outage, self._outage_after = outage, None
+                    return None
+                self.outage, self._outage_after = outage, None
+            return self.outage
 
     def total_requests(self) -> int:
         with self.lock:
@@ -167,11 +174,12 @@ class FakeOpenAIServer:
                             server.decoded += 1
 
             def _answer(self, body: dict, prompt: str, attempt: int) -> None:
-                if server.outage == "hang":
+                outage = server._admit()
+                if outage == "hang":
                     server._release.wait()
                     self.close_connection = True
                     return
-                if server.outage == "500":
+                if outage == "500":
                     self._send(500, {"error": {"message": "injected outage"}})
                     return
                 if server.latency_s:
