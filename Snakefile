@@ -4,8 +4,9 @@
 # Then `snakemake --report report.html` (or report.zip) builds the HTML report.
 from snakemake.utils import min_version
 
-# pyproject's snakemake>=9.0: profiles, executor plugins and `localrule:` as used here.
-min_version("9.0")
+# pyproject's snakemake>=9.17: profiles, executor plugins, `localrule:` and priority functions
+# (the clustering encoder's encoding, rules/encode.smk) as used here.
+min_version("9.17")
 
 
 include: "rules/common.smk"

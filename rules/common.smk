@@ -29,8 +29,8 @@ from boolbench.corpus.question_sets import question_facts
 from boolbench.corpus.sources import SourceSpec
 from boolbench.dataset_card import card_settings
 from boolbench.errors import BoolbenchError
-from boolbench.paths import artifact
 from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
+from boolbench.paths import artifact
 from boolbench.report.figures import FIGURES, corpus_figures
 from boolbench.report.pages import corpus_config
 from boolbench.retrieval.registry import (
