@@ -25,7 +25,7 @@ from boolbench.paths import ARTIFACTS, DOC_ROWS, RESULTS
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "docs" / "artifacts.md"
 # Glue every script calls besides its step (boolbench.workflow).
-GLUE = {"script_context", "llm_job", "job_shard", "model_spec", "job_corpus"}
+GLUE = {"script_context", "llm_job", "job_shard", "model_spec"}
 
 HEADER = """# Pipeline artifacts
 

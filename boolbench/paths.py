@@ -428,7 +428,3 @@ def artifact(key: str, **values) -> str:
         lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0),
         pattern,
     )
-
-
-def wildcard_names(pattern: str) -> list[str]:
-    return re.findall(r"\{(\w+)(?:,[^}]*)?\}", pattern)

@@ -38,6 +38,7 @@ from boolbench.retrieval.registry import (
     encoding_of,
     non_default_keys,
     same_vectors,
+    template_param,
 )
 from boolbench.running import (
     another_run_notice,
@@ -283,10 +284,8 @@ def trained_model_input(wildcards):
 
 
 def passage_template_param(wildcards):
-    """The corpus's passage template as part of a model's params, where it is not the
-    default (so that results made before templates existed stay valid)."""
-    template = corpus_entry(wildcards)["passage_template"]
-    return {} if template == "{text}" else {"passage_template": template}
+    """The corpus's passage template as part of a model's params (registry.template_param)."""
+    return template_param(corpus_entry(wildcards)["passage_template"])
 
 
 def model_encoding(wildcards):

@@ -104,12 +104,16 @@ def encoding_params(entry: dict) -> dict:
     return {k: entry.get(k) for k in non_default_keys(entry, keys)}
 
 
+def template_param(passage_template: str) -> dict:
+    """The corpus's passage template as part of a job's params, where it is not the default
+    (so that results made before templates existed stay valid)."""
+    return {} if passage_template == "{text}" else {"passage_template": passage_template}
+
+
 def encoding_of(entry: dict, passage_template: str = "{text}") -> dict:
     """The parameters of a model's encoding jobs: its encoding_params and the passage template
-    the corpus renders passages with, where that is not the default (so that results made
-    before templates existed stay valid)."""
-    template = {} if passage_template == "{text}" else {"passage_template": passage_template}
-    return encoding_params(entry) | template
+    the corpus renders passages with (template_param)."""
+    return encoding_params(entry) | template_param(passage_template)
 
 
 def same_vectors(params: dict, other: dict) -> bool:
