@@ -1,7 +1,9 @@
+include: "helpers/candidates.smk"
+
+
 rule sample_candidates:
     input:
-        groups=groups_file,
-        corpus=artifact("corpus"),
+        unpack(candidate_inputs),
     output:
         artifact("candidates"),
     log:

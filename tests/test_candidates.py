@@ -1,8 +1,10 @@
+import numpy as np
 import pandas as pd
 import pytest
 
-from boolbench.errors import ConfigError
-from boolbench.grouping.candidates import draw_candidates
+from boolbench.errors import ConfigError, InputError
+from boolbench.grouping.candidates import closest, draw_candidates, sample_candidates
+from boolbench.retrieval.embeddings import pids_path
 
 
 def groups(sizes):
@@ -57,3 +59,38 @@ def test_null_n_groups_draws_from_every_eligible_cluster():
 def test_too_many_groups_is_a_clear_error():
     with pytest.raises(ConfigError, match="n_groups=11, but only 10 groups have at least 2"):
         draw_candidates(GROUPS, 11, [2, 3], 0)
+
+
+def test_closest_takes_the_tightest_set_not_a_hub():
+    # Rows 0-2 are close to each other; row 3 is near row 0 only; row 4 is far from all.
+    vectors = np.array([[1.0, 0.0, 0.0], [0.95, 0.3, 0.0], [0.9, 0.2, 0.3],
+                        [0.95, -0.3, 0.0], [0.0, 0.0, 1.0]])  # fmt: skip
+    assert closest(vectors, 3).tolist() == [0, 1, 2]
+    assert closest(vectors, 2).tolist() == [0, 1]  # the first of the equally close pairs
+    assert closest(vectors, 5).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_closest_draw_picks_each_clusters_most_alike_passages():
+    rng = np.random.default_rng(0)
+    vectors = {pid: rng.normal(size=8) for pid in GROUPS["pid"]}
+    # cluster 3 (8 passages): p5, p6 and p7 nearly the same vector
+    for pid in ("c3-p5", "c3-p6", "c3-p7"):
+        vectors[pid] = np.ones(8) + 0.01 * rng.normal(size=8)
+    drawn = draw_candidates(GROUPS, n_groups=8, sizes=[3], seed=1, vectors=vectors)
+    assert set(drawn.loc[drawn["cluster"] == 3, "pid"]) == {"c3-p5", "c3-p6", "c3-p7"}
+    # deterministic, and growing n_groups keeps the earlier groups
+    assert drawn.equals(draw_candidates(GROUPS, 8, [3], 1, vectors))
+    small = draw_candidates(GROUPS, n_groups=4, sizes=[3], seed=1, vectors=vectors)
+    assert drawn[drawn["group"] < 4].reset_index(drop=True).equals(small)
+
+
+def test_sample_candidates_names_a_passage_without_a_vector(tmp_path):
+    groups_path, corpus_path = tmp_path / "clusters.parquet", tmp_path / "corpus.parquet"
+    GROUPS.to_parquet(groups_path)
+    pd.DataFrame({"pid": GROUPS["pid"], "title": None, "text": "x"}).to_parquet(corpus_path)
+    embeddings = tmp_path / "embeddings.npy"
+    np.save(embeddings, np.ones((3, 4), dtype=np.float32))
+    pd.DataFrame({"pid": ["c0-p0", "c0-p1", "c0-p2"]}).to_parquet(pids_path(embeddings))
+    with pytest.raises(InputError, match=r"embeddings.npy: has no vector for 48 of the 51"):
+        sample_candidates(groups_path, corpus_path, 4, [3], 1, tmp_path / "out.parquet",
+                          embeddings_path=embeddings)  # fmt: skip

@@ -171,6 +171,8 @@ def reply(kind, members) -> str:
         (reply("cities or towns", [1, 2]), "two_kinds"),
         (reply("very old stone bridges of northern Italy", [1, 2]), "not_a_kind"),
         (reply("lakes", [1, 2]), "kind_is_a_subject"),  # the title "Lake"
+        (reply("physics", [1, 2]), "field_not_a_kind"),
+        (reply("Economics of Asia", [1, 2]), "field_not_a_kind"),
         (reply("records", [2]), "fewer_than_two_members"),
         (reply("records", [1, 1]), "fewer_than_two_members"),
         (reply("records", ["1", "2"]), "no_members"),
@@ -866,3 +868,35 @@ def test_or_joins_only_predicates_that_ask_for_the_same_part():
     del simple[2]
     plans = plan_or(Group(0, 0, cands, kind, simple), ["{first} or {second}"], settings())
     assert [p.reason for p in plans] == ["unparallel_alternatives"]
+
+
+def test_or_takes_the_shortest_pairs_of_predicates_first():
+    # Two long alternatives joined with "or" read as two sentences: with one question per
+    # group, the pair of the two shortest predicates is the one asked.
+    from boolbench.generation.compose import Group, plan_or
+
+    cands = pd.DataFrame({"slot": [0, 1, 2], "pid": ["a", "b", "c"], "text": ["x", "y", "z"]})
+    predicates = ["flows through Wuhan", "was dammed at the Three Gorges in the twentieth century",
+                  "drains Qinghai"]  # fmt: skip
+    simple = {s: {"status": "ok", "qid": f"simple-00000-{s}", "slot": s, "subject": f"S{s}",
+                  "predicate": p, "question": f"Which river {p}?"}
+              for s, p in enumerate(predicates)}  # fmt: skip
+    kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": [0, 1, 2],
+            "question": "What are some rivers?"}  # fmt: skip
+    forms = ["Which {kind_singular} {first} or {second}?"]
+    for group in range(5):  # each group draws with its own generator
+        plans = plan_or(Group(group, 0, cands, kind, simple), forms, settings(per_group=1))
+        assert [sorted(p.positives) for p in plans] == [["a", "c"]]
+    plans = plan_or(Group(0, 0, cands, kind, simple), forms, settings(per_group=3))
+    assert sorted(plans[0].positives) == ["a", "c"] and len(plans) == 3
+
+
+def test_a_simple_question_true_of_another_member_is_asked_again():
+    from boolbench.generation.questions import quiz_check
+
+    sibling = "Han Yu was a Chinese essayist, poet and politician of the Tang dynasty."
+    check = quiz_check("poet", (sibling,))
+    assert check("Which poet was a Chinese politician of the Tang dynasty?") == "true_of_a_sibling"
+    assert check("Which poet wrote the Autumn Meditations in Kuizhou?") is None
+    assert quiz_check("poet")("Which poet was a Chinese politician of the Tang dynasty?") is None
+    assert check("Which poet was a famous poet?") == "not_specific"

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from boolbench.constants import CLUSTERING_ENCODER
 from boolbench.paths import artifact
 from tests.conftest import tiny_config
 
@@ -118,6 +119,27 @@ def test_growing_n_groups_keeps_earlier_groups(finished, tmp_path):
     after = pd.read_parquet(flow.path(artifact("candidates", corpus="tiny")))
     assert after["group"].nunique() == 6
     assert after[after["group"] < 4].reset_index(drop=True).equals(before)
+
+
+def test_the_closest_draw_reads_the_clustering_vectors(finished, tmp_path):
+    from boolbench.grouping.candidates import closest
+    from boolbench.retrieval.embeddings import load_embeddings
+    from tests.conftest import Workflow
+
+    flow = Workflow(tmp_path / "closest")
+    shutil.copytree(finished.workdir, flow.workdir)
+    flow.write_config(tiny_config(candidates={"draw": "closest", "sizes": [2]}))
+    assert flow.planned_jobs(TINY) == {"sample_candidates": 1}  # the vectors are there
+    flow.run(TINY)
+    drawn = pd.read_parquet(flow.path(artifact("candidates", corpus="tiny")))
+    clusters = pd.read_parquet(flow.path(artifact("clusters", corpus="tiny")))
+    pids, vectors = load_embeddings(flow.path(artifact("embeddings", corpus="tiny",
+                                                       model=CLUSTERING_ENCODER)))  # fmt: skip
+    row = {pid: i for i, pid in enumerate(pids)}
+    for cluster, group in drawn.groupby("cluster"):
+        members = sorted(clusters.loc[clusters["cluster"] == cluster, "pid"])
+        best = closest(np.asarray(vectors[[row[p] for p in members]]), 2)
+        assert sorted(group["pid"]) == [members[i] for i in best]
 
 
 def test_a_truncated_artifact_is_named_with_its_rule_and_the_command_that_regenerates_it(

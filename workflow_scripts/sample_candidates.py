@@ -11,4 +11,5 @@ with script_context(snakemake):
         sizes=list(snakemake.params.sizes),
         seed=snakemake.params.seed,
         candidates_out=snakemake.output[0],
+        embeddings_path=snakemake.input.get("embeddings"),
     )

@@ -153,8 +153,9 @@ def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
 
 
 def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
-    """OR: each chosen pair of members is the positives of "Which <kind> <predicate a> or
-    <predicate b>?"; the other members are its negatives."""
+    """OR: each chosen pair of members (the shortest pairs of predicates first) is the
+    positives of "Which <kind> <predicate a> or <predicate b>?"; the other members are its
+    negatives."""
     if g.kind is None:
         return _none("OR", g, "no_kind")
     rng = _rng(settings.seed, g.group, "OR")
@@ -165,8 +166,12 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     pairs = [(a, b) for a, b in pairs if parallel_predicates(predicate[a], predicate[b])]
     if not pairs:
         return _none("OR", g, "unparallel_alternatives")
+    # the shortest pairs first (drawn order among equals): two long alternatives joined with
+    # "or" read as two sentences, not as one question a person would write
+    order = sorted(rng.permutation(len(pairs)),
+                   key=lambda i: sum(len(predicate[s].split()) for s in pairs[int(i)]))  # fmt: skip
     plans = []
-    for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
+    for k, index in enumerate(order[: settings.per_group]):
         a, b = (g.simple[s] for s in pairs[int(index)])
         values = {"kind": g.kind["kind"], "kind_singular": g.kind["kind_singular"],
                   "first": a["predicate"], "second": b["predicate"]}  # fmt: skip

@@ -59,6 +59,18 @@ def _head(words: list[str]) -> int:
     return next((i for i, w in enumerate(words) if w.lower() in _PREPOSITIONS), len(words)) - 1
 
 
+def head_noun(kind: str) -> str:
+    """The head noun of a kind ("lakes in China": "lakes"), in lower case."""
+    words = kind.split()
+    return words[max(_head(words), 0)].lower()
+
+
+def names_a_field(kind: str) -> bool:
+    """True when a kind is a field of study, not a kind of thing ("physics", "economics"):
+    "What are some physics other than Surface tension?" is not English."""
+    return head_noun(kind).endswith("ics")
+
+
 def kind_forms(kind: str) -> tuple[str, str]:
     """(plural, singular) of a kind named as a noun phrase in either number ("lake" or "lakes in
     China"), its head noun in lower case ("Cities" -> "cities"); only the head is inflected."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
-from boolbench.generation.grammar import kind_forms
+from boolbench.generation.grammar import kind_forms, names_a_field
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.validation import (
     MAX_WORDS,
@@ -339,6 +339,8 @@ def parse_kind(reply: str | None, titles: list, slots: list[int]) -> tuple[Kind 
     plural, singular = kind_forms(name)
     if set(words(singular)) & VAGUE_KINDS or set(words(plural)) & VAGUE_KINDS:
         return None, "vague_kind"
+    if names_a_field(plural):
+        return None, "field_not_a_kind"
     named = {words(subject_of_title(t)) == words(singular) or words(t) == words(plural)
              for t in titles if isinstance(t, str)}  # fmt: skip
     if True in named:
@@ -409,19 +411,28 @@ def kind_questions(
 # Simple questions: "Which <kind> <predicate>?", one per member, answered by its subject
 
 
-def quiz_check(kind_singular: str):
-    """The checks of a member's simple question: it starts with "Which <kind>", and what it
-    says of the subject (its predicate) is more than the kind itself."""
+SIBLING_SHARE = 0.75  # of a predicate's specific words found in another member's passage
+
+
+def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
+    """The checks of a member's simple question: it starts with "Which <kind>", what it says
+    of the subject (its predicate) is more than the kind itself, and is not what another
+    member's passage (`siblings`) says too: "Which poet was a Chinese politician of the Tang
+    dynasty?" is as true of the group's other Tang poet, whose AND question then fails."""
     opening = ["which", *words(kind_singular)]
     kind_words = set(words(kind_singular)) | set(words(kind_forms(kind_singular)[0]))
+    sibling_words = [set(words(text)) for text in siblings]
 
     def check(question: str) -> str | None:
         tokens = words(question)
         if tokens[: len(opening)] != opening:
             return "not_which_kind"
         said = set(content_words(predicate_of(question, kind_singular))) - kind_words
-        if not said - GENERIC_WORDS:
+        specific = said - GENERIC_WORDS
+        if not specific:
             return "not_specific"
+        if any(len(specific & other) >= SIBLING_SHARE * len(specific) for other in sibling_words):
+            return "true_of_a_sibling"
         return None
 
     return check
@@ -464,6 +475,9 @@ def simple_questions(
         subject = subjects.get(row.pid)
         if kind is None or int(row.slot) not in set(kind.members) or not subject:
             continue
+        group = candidates[candidates["group"] == row.group]
+        siblings = tuple(group.loc[group["slot"].isin(set(kind.members) - {int(row.slot)}),
+                                   "text"])  # fmt: skip
         qid = simple_qid(row.group, row.slot)
         items.append(
             Item(
@@ -474,7 +488,7 @@ def simple_questions(
                         "kind_singular": kind.kind_singular},
                 passages=(row.text,),
                 forbidden=(subject,),
-                extra_checks=(quiz_check(kind.kind_singular),),
+                extra_checks=(quiz_check(kind.kind_singular, siblings),),
             )
         )  # fmt: skip
         checks[qid] = kind.kind_singular

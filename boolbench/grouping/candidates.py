@@ -1,5 +1,13 @@
 """Candidate groups: n in {2, 3} passages drawn from one cluster each (paper section 4.2).
 
+How a cluster's n passages are chosen (`candidates.draw`):
+- random: at random (the paper).
+- closest: the n passages most alike (the clustering encoder's vectors): each passage with its
+  n - 1 nearest neighbours in the cluster, the set whose least similar pair is most similar.
+  A cluster gathers passages of one topic, not of one kind ("Yangtze", "Three Gorges Dam",
+  "Wuhan"); its closest passages share a kind far more often, and a group whose passages share
+  no kind gives no question at all.
+
 Artifact candidates.parquet, one row per candidate passage:
 group (int64), cluster (int64), slot (int32, 0..n-1), pid (string), title (string, nullable),
 text (string). Rows are ordered by group, then slot.
@@ -20,8 +28,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boolbench.errors import ConfigError
+from boolbench.errors import ConfigError, InputError, located
 from boolbench.io import write_table_atomic
+from boolbench.retrieval.embeddings import load_embeddings
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +50,32 @@ def _order_key(seed: int, first_pid: str) -> str:
     return hashlib.sha256(f"{seed}\x00{first_pid}".encode()).hexdigest()
 
 
+def closest(vectors: np.ndarray, n: int) -> np.ndarray:
+    """Row indices of the n rows most alike (cosine): each row with its n - 1 nearest
+    neighbours, the set whose least similar pair is most similar (the first such row wins)."""
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    similarity = unit @ unit.T
+    best, best_score = None, -np.inf
+    for anchor in range(len(unit)):
+        # the anchor first, then its neighbours by similarity (stable: ties by row order)
+        order = np.argsort(-similarity[anchor], kind="stable")
+        chosen = np.concatenate([[anchor], order[order != anchor][: n - 1]])
+        score = similarity[np.ix_(chosen, chosen)].min()
+        if score > best_score + 1e-9:
+            best, best_score = chosen, score
+    return np.sort(best)
+
+
 def draw_candidates(
-    groups: pd.DataFrame, n_groups: int | None, sizes: list[int], seed: int
+    groups: pd.DataFrame,
+    n_groups: int | None,
+    sizes: list[int],
+    seed: int,
+    vectors: dict[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
-    """(group, cluster, slot, pid) rows for the first n_groups groups in the stable order."""
+    """(group, cluster, slot, pid) rows for the first n_groups groups in the stable order;
+    with `vectors` (pid -> vector) each group is its cluster's closest passages, else drawn at
+    random."""
     members = groups.groupby("cluster")["pid"].agg(sorted)
     eligible = members[members.map(len) >= min(sizes)]
     order = sorted(eligible.index, key=lambda c: _order_key(seed, eligible[c][0]))
@@ -61,7 +92,11 @@ def draw_candidates(
         pids = eligible[cluster]
         rng = np.random.default_rng([seed, group])
         n = int(rng.choice([s for s in sorted(sizes) if s <= len(pids)]))
-        for slot, index in enumerate(rng.choice(len(pids), size=n, replace=False)):
+        if vectors is None:
+            chosen = rng.choice(len(pids), size=n, replace=False)
+        else:
+            chosen = closest(np.stack([vectors[pid] for pid in pids]), n)
+        for slot, index in enumerate(chosen):
             rows.append((group, int(cluster), slot, pids[index]))
     return pd.DataFrame(rows, columns=["group", "cluster", "slot", "pid"])
 
@@ -73,11 +108,23 @@ def sample_candidates(
     sizes: list[int],
     seed: int,
     candidates_out: str | os.PathLike,
+    embeddings_path: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
-    """Draw candidate groups and write candidates.parquet with the passages' title and text."""
+    """Draw candidate groups and write candidates.parquet with the passages' title and text;
+    with `embeddings_path` (draw: closest) each group is its cluster's closest passages."""
     groups = pq.read_table(groups_path).to_pandas()
+    vectors = None
+    if embeddings_path is not None:
+        pids, matrix = load_embeddings(embeddings_path)
+        row = {pid: i for i, pid in enumerate(pids)}
+        wanted = [pid for pid in groups["pid"] if pid in row]
+        missing = len(groups) - len(wanted)
+        if missing:
+            raise InputError(located(embeddings_path, f"has no vector for {missing} of the "
+                                     f"{len(groups)} passages of {groups_path}"))  # fmt: skip
+        vectors = dict(zip(wanted, np.asarray(matrix[[row[p] for p in wanted]]), strict=True))
     try:
-        drawn = draw_candidates(groups, n_groups, sizes, seed)
+        drawn = draw_candidates(groups, n_groups, sizes, seed, vectors)
     except ConfigError as err:
         raise ConfigError(f"{groups_path}: {err}") from None
     passages = pq.read_table(
