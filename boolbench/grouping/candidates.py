@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -71,11 +72,11 @@ def draw_candidates(
     n_groups: int | None,
     sizes: list[int],
     seed: int,
-    vectors: dict[str, np.ndarray] | None = None,
+    vectors_of: Callable[[list[str]], np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """(group, cluster, slot, pid) rows for the first n_groups groups in the stable order;
-    with `vectors` (pid -> vector) each group is its cluster's closest passages, else drawn at
-    random."""
+    with `vectors_of` (pids -> their vectors, one row each) each group is its cluster's closest
+    passages, else drawn at random."""
     members = groups.groupby("cluster")["pid"].agg(sorted)
     eligible = members[members.map(len) >= min(sizes)]
     order = sorted(eligible.index, key=lambda c: _order_key(seed, eligible[c][0]))
@@ -92,10 +93,10 @@ def draw_candidates(
         pids = eligible[cluster]
         rng = np.random.default_rng([seed, group])
         n = int(rng.choice([s for s in sorted(sizes) if s <= len(pids)]))
-        if vectors is None:
+        if vectors_of is None:
             chosen = rng.choice(len(pids), size=n, replace=False)
         else:
-            chosen = closest(np.stack([vectors[pid] for pid in pids]), n)
+            chosen = closest(vectors_of(pids), n)
         for slot, index in enumerate(chosen):
             rows.append((group, int(cluster), slot, pids[index]))
     return pd.DataFrame(rows, columns=["group", "cluster", "slot", "pid"])
@@ -113,18 +114,20 @@ def sample_candidates(
     """Draw candidate groups and write candidates.parquet with the passages' title and text;
     with `embeddings_path` (draw: closest) each group is its cluster's closest passages."""
     groups = pq.read_table(groups_path).to_pandas()
-    vectors = None
+    vectors_of = None
     if embeddings_path is not None:
-        pids, matrix = load_embeddings(embeddings_path)
+        pids, matrix = load_embeddings(embeddings_path)  # a memory map: drawn clusters are read
         row = {pid: i for i, pid in enumerate(pids)}
-        wanted = [pid for pid in groups["pid"] if pid in row]
-        missing = len(groups) - len(wanted)
-        if missing:
-            raise InputError(located(embeddings_path, f"has no vector for {missing} of the "
-                                     f"{len(groups)} passages of {groups_path}"))  # fmt: skip
-        vectors = dict(zip(wanted, np.asarray(matrix[[row[p] for p in wanted]]), strict=True))
+
+        def vectors_of(members: list[str]) -> np.ndarray:
+            missing = [pid for pid in members if pid not in row]
+            if missing:
+                raise InputError(located(embeddings_path, f"has no vector for passage "
+                                         f"{missing[0]!r} of {groups_path}"))  # fmt: skip
+            return np.asarray(matrix[[row[pid] for pid in members]], dtype=np.float32)
+
     try:
-        drawn = draw_candidates(groups, n_groups, sizes, seed, vectors)
+        drawn = draw_candidates(groups, n_groups, sizes, seed, vectors_of)
     except ConfigError as err:
         raise ConfigError(f"{groups_path}: {err}") from None
     passages = pq.read_table(
