@@ -900,3 +900,4 @@ def test_a_simple_question_true_of_another_member_is_asked_again():
     assert check("Which poet wrote the Autumn Meditations in Kuizhou?") is None
     assert quiz_check("poet")("Which poet was a Chinese politician of the Tang dynasty?") is None
     assert check("Which poet was a famous poet?") == "not_specific"
+    assert check("Which poet is known as the __ of Tang?") == "copies_the_mask"

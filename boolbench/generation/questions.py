@@ -415,15 +415,18 @@ SIBLING_SHARE = 0.75  # of a predicate's specific words found in another member'
 
 
 def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
-    """The checks of a member's simple question: it starts with "Which <kind>", what it says
-    of the subject (its predicate) is more than the kind itself, and is not what another
-    member's passage (`siblings`) says too: "Which poet was a Chinese politician of the Tang
-    dynasty?" is as true of the group's other Tang poet, whose AND question then fails."""
+    """The checks of a member's simple question: it does not copy the mark of the hidden name,
+    it starts with "Which <kind>", what it says of the subject (its predicate) is more than the
+    kind itself, and is not what another member's passage (`siblings`) says too: "Which poet
+    was a Chinese politician of the Tang dynasty?" is as true of the group's other Tang poet,
+    whose AND question then fails."""
     opening = ["which", *words(kind_singular)]
     kind_words = set(words(kind_singular)) | set(words(kind_forms(kind_singular)[0]))
     sibling_words = [set(words(text)) for text in siblings]
 
     def check(question: str) -> str | None:
+        if "__" in question:  # the hidden name's mark, copied ("known as the __ of Siam")
+            return "copies_the_mask"
         tokens = words(question)
         if tokens[: len(opening)] != opening:
             return "not_which_kind"
