@@ -413,7 +413,11 @@ def test_the_dataset_cards_say_template_construction_counts_and_config(pooled):
     assert "judged by the embedded qwen (llama.cpp)" in body
     config = yaml.safe_load(body.split("```yaml\n", 1)[1].split("```", 1)[0])
     assert config["corpora"]["tiny"]["passage_template"] == "{text}"
-    assert config["corpora"]["tiny"]["candidates"] == {"n_groups": 4, "sizes": [2, 3]}
+    assert config["corpora"]["tiny"]["candidates"] == {
+        "n_groups": 4,
+        "sizes": [2, 3],
+        "draw": "random",
+    }
     assert config["filter"]["mode"] and config["evaluation"] == {"depth": 100}
     assert "shards" not in config["llm"] and "cache_dir" not in config["llm"]
     # The released card names the hub's configs: <corpus> (split eval) and <corpus>-corpus.
