@@ -849,45 +849,47 @@ def test_generation_report_counts_every_step_by_reason():
     assert report["filter"]["NOT"] == {"dropped: no_kind": 1}
 
 
-def test_or_joins_only_predicates_that_ask_for_the_same_part():
-    # "Which river is the longest in China or does the Yangtze span?" is not English: of the
-    # three pairs, the one whose predicates both ask for the subject is the only OR question.
-    from boolbench.generation.compose import Group, plan_or
+def river_group(predicates: list[str], group: int = 0):
+    """A group of three rivers (pids a, b, c) whose simple questions have these predicates."""
+    from boolbench.generation.compose import Group
 
     cands = pd.DataFrame({"slot": [0, 1, 2], "pid": ["a", "b", "c"], "text": ["x", "y", "z"]})
-    predicates = ["is the longest river in China", "does the Yangtze River span",
-                  "flows through Wuhan"]  # fmt: skip
     simple = {s: {"status": "ok", "qid": f"simple-00000-{s}", "slot": s, "subject": f"S{s}",
                   "predicate": p, "question": f"Which river {p}?"}
               for s, p in enumerate(predicates)}  # fmt: skip
     kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": [0, 1, 2],
             "question": "What are some rivers?"}  # fmt: skip
-    plans = plan_or(Group(0, 0, cands, kind, simple), ["Which {kind_singular} {first} or "
-                                                       "{second}?"], settings())  # fmt: skip
+    return Group(group, 0, cands, kind, simple)
+
+
+OR_FORM = "Which {kind_singular} {first} or {second}?"
+
+
+def test_or_joins_only_predicates_that_ask_for_the_same_part():
+    # "Which river is the longest in China or does the Yangtze span?" is not English: of the
+    # three pairs, the one whose predicates both ask for the subject is the only OR question.
+    from boolbench.generation.compose import plan_or
+
+    g = river_group(["is the longest river in China", "does the Yangtze River span",
+                     "flows through Wuhan"])  # fmt: skip
+    plans = plan_or(g, [OR_FORM], settings())
     assert [(p.positives, p.negatives) for p in plans] == [(["a", "c"], ["b"])]
-    del simple[2]
-    plans = plan_or(Group(0, 0, cands, kind, simple), ["{first} or {second}"], settings())
+    del g.simple[2]
+    plans = plan_or(g, ["{first} or {second}"], settings())
     assert [p.reason for p in plans] == ["unparallel_alternatives"]
 
 
 def test_or_takes_the_shortest_pairs_of_predicates_first():
     # Two long alternatives joined with "or" read as two sentences: with one question per
     # group, the pair of the two shortest predicates is the one asked.
-    from boolbench.generation.compose import Group, plan_or
+    from boolbench.generation.compose import plan_or
 
-    cands = pd.DataFrame({"slot": [0, 1, 2], "pid": ["a", "b", "c"], "text": ["x", "y", "z"]})
     predicates = ["flows through Wuhan", "was dammed at the Three Gorges in the twentieth century",
                   "drains Qinghai"]  # fmt: skip
-    simple = {s: {"status": "ok", "qid": f"simple-00000-{s}", "slot": s, "subject": f"S{s}",
-                  "predicate": p, "question": f"Which river {p}?"}
-              for s, p in enumerate(predicates)}  # fmt: skip
-    kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": [0, 1, 2],
-            "question": "What are some rivers?"}  # fmt: skip
-    forms = ["Which {kind_singular} {first} or {second}?"]
     for group in range(5):  # each group draws with its own generator
-        plans = plan_or(Group(group, 0, cands, kind, simple), forms, settings(per_group=1))
+        plans = plan_or(river_group(predicates, group), [OR_FORM], settings(per_group=1))
         assert [sorted(p.positives) for p in plans] == [["a", "c"]]
-    plans = plan_or(Group(0, 0, cands, kind, simple), forms, settings(per_group=3))
+    plans = plan_or(river_group(predicates), [OR_FORM], settings(per_group=3))
     assert sorted(plans[0].positives) == ["a", "c"] and len(plans) == 3
 
 
