@@ -219,8 +219,9 @@ def test_labels_follow_section_4_3(llm):
             elif op == "OR":
                 assert len(row.positives) == 2
                 assert list(row.operand_qids) == [simple_qid[p] for p in row.positives]
-                for pid in row.positives:
-                    assert f"coded {pid[2:][::-1].lower()}" in row.question
+                # both positives named side by side, no other member
+                assert " or ".join(p[2:] for p in row.positives) in row.question
+                assert not any(n[2:] in row.question for n in row.negatives)
             else:
                 # the excluded member is the negative; the other members are positives
                 (negative,) = row.negatives
@@ -338,7 +339,7 @@ def test_glued_and_disagreeing_rewrites_are_rejected(tmp_path):
 def test_every_template_form_agrees_in_number(kind):
     plural, singular = kind_forms(kind)
     values = {"kind": plural, "kind_singular": singular, "predicate": "is coded ahpla",
-              "first": "is coded ahpla", "second": "was built in 1900",
+              "first": "Alpha", "second": "the Beta",
               "excluded": "Gamma"}  # fmt: skip
     for op in ("and", "or", "not"):
         for form in TEMPLATES[op]:
@@ -849,48 +850,54 @@ def test_generation_report_counts_every_step_by_reason():
     assert report["filter"]["NOT"] == {"dropped: no_kind": 1}
 
 
-def river_group(predicates: list[str], group: int = 0):
-    """A group of three rivers (pids a, b, c) whose simple questions have these predicates."""
+def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = None):
+    """A group of rivers (pids a, b, c, ...) with these subjects and passages."""
     from boolbench.generation.compose import Group
 
-    cands = pd.DataFrame({"slot": [0, 1, 2], "pid": ["a", "b", "c"], "text": ["x", "y", "z"]})
-    simple = {s: {"status": "ok", "qid": f"simple-00000-{s}", "slot": s, "subject": f"S{s}",
-                  "predicate": p, "question": f"Which river {p}?"}
-              for s, p in enumerate(predicates)}  # fmt: skip
-    kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": [0, 1, 2],
+    slots = list(range(len(subjects)))
+    cands = pd.DataFrame({"slot": slots, "pid": [chr(97 + s) for s in slots],
+                          "text": texts or [f"{s} is a river." for s in subjects]})  # fmt: skip
+    simple = {s: {"status": "ok", "qid": f"simple-00000-{s}", "slot": s, "subject": subject,
+                  "predicate": f"is river {s}", "question": f"Which river is river {s}?"}
+              for s, subject in enumerate(subjects)}  # fmt: skip
+    kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": slots,
             "question": "What are some rivers?"}  # fmt: skip
     return Group(group, 0, cands, kind, simple)
 
 
-OR_FORM = "Which {kind_singular} {first} or {second}?"
+OR_FORM = "What is {first} or {second} known for?"
 
 
-def test_or_joins_only_predicates_that_ask_for_the_same_part():
-    # "Which river is the longest in China or does the Yangtze span?" is not English: of the
-    # three pairs, the one whose predicates both ask for the subject is the only OR question.
+def test_or_asks_one_thing_of_two_members_named_side_by_side():
+    # The paper's "impacts of global warming or climate change": the two alternatives at the
+    # same level, each named with its passage's article; the third member is the negative.
     from boolbench.generation.compose import plan_or
 
-    g = river_group(["is the longest river in China", "does the Yangtze River span",
-                     "flows through Wuhan"])  # fmt: skip
-    plans = plan_or(g, [OR_FORM], settings())
-    assert [(p.positives, p.negatives) for p in plans] == [(["a", "c"], ["b"])]
-    del g.simple[2]
-    plans = plan_or(g, ["{first} or {second}"], settings())
-    assert [p.reason for p in plans] == ["unparallel_alternatives"]
+    texts = ["The Yellow River or Huang He is a river.", "Songhua is a river.",
+             "Amur is a river."]  # fmt: skip
+    g = river_group(["Yellow River", "Songhua", "Amur"], texts=texts)
+    plans = plan_or(g, [OR_FORM], settings(per_group=3))
+    assert len(plans) == 3
+    by_positives = {tuple(sorted(p.positives)): p for p in plans}
+    plan = by_positives[("a", "b")]
+    assert plan.draft in ("What is the Yellow River or Songhua known for?",
+                          "What is Songhua or the Yellow River known for?")
+    assert plan.negatives == ["c"]
+    # the rendered question passes the checks of any question; naming a third member does not
+    assert all(check(plan.draft) is None for check in plan.checks)
+    assert plan.answers == ("Amur",)
 
 
-def test_or_takes_the_shortest_pairs_of_predicates_first():
-    # Two long alternatives joined with "or" read as two sentences: with one question per
-    # group, the pair of the two shortest predicates is the one asked.
+def test_or_does_not_pair_a_name_that_is_part_of_another():
+    # "Cyprus or Madeira" beside "Northern Cyprus": the negative about Northern Cyprus speaks
+    # of Cyprus too; only the pairs without Cyprus are asked.
     from boolbench.generation.compose import plan_or
 
-    predicates = ["flows through Wuhan", "was dammed at the Three Gorges in the twentieth century",
-                  "drains Qinghai"]  # fmt: skip
-    for group in range(5):  # each group draws with its own generator
-        plans = plan_or(river_group(predicates, group), [OR_FORM], settings(per_group=1))
-        assert [sorted(p.positives) for p in plans] == [["a", "c"]]
-    plans = plan_or(river_group(predicates), [OR_FORM], settings(per_group=3))
-    assert sorted(plans[0].positives) == ["a", "c"] and len(plans) == 3
+    plans = plan_or(river_group(["Cyprus", "Madeira", "Northern Cyprus", "Fiji"]), [OR_FORM],
+                    settings(per_group=6))  # fmt: skip
+    assert sorted(sorted(p.positives) for p in plans) == [["b", "d"]]
+    plans = plan_or(river_group(["Cyprus", "Northern Cyprus"]), [OR_FORM], settings())
+    assert [p.reason for p in plans] == ["overlapping_names"]
 
 
 def test_a_simple_question_true_of_another_member_is_asked_again():

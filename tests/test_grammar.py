@@ -9,7 +9,8 @@ from boolbench.generation.grammar import (
     glued_questions,
     is_plural,
     kind_forms,
-    parallel_predicates,
+    names_a_field,
+    with_article,
 )
 from boolbench.generation.validation import check_question
 
@@ -125,13 +126,29 @@ def test_good_questions_pass(question):
 
 
 @pytest.mark.parametrize(
-    ("first", "second", "parallel"),
+    ("subject", "text", "named"),
     [
-        ("is the longest river in China", "flows through Wuhan", True),
-        ("does the Yangtze River span", "did Confucius believe in", True),
-        ("is the second-longest river in China", "does the Yangtze River span", False),
-        ("did Thea Philopator rule", "was a Hellenistic polity", False),
+        ("Yellow River", "The Yellow River or Huang He is the second-longest river in China.",
+         "the Yellow River"),
+        ("Taiwan Strait", "The Taiwan Strait, also known as the Formosa Strait, is ...",
+         "the Taiwan Strait"),
+        ("Odrysian kingdom", "The Odrysian Kingdom (Ancient Greek: ...) was a state.",
+         "the Odrysian kingdom"),
+        ("Easter", "Easter, also called Pascha, is a Christian festival.", "Easter"),
+        # the name as a modifier is not the subject named with its article
+        ("Diwali", "The Diwali festival of lights is celebrated ...", "Diwali"),
+        ("Nile", "A river of Africa, the Nile is ...", "Nile"),
     ],
-)
-def test_only_predicates_with_the_same_gap_are_joined_with_or(first, second, parallel):
-    assert parallel_predicates(first, second) is parallel
+)  # fmt: skip
+def test_a_subject_keeps_the_article_its_passage_opens_with(subject, text, named):
+    assert with_article(subject, text) == named
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [("physics", True), ("economics of Asia", True), ("cellular biologies", True),
+     ("natural sciences", True), ("poets", False), ("technologies", False),
+     ("philosophies", False), ("rivers in China", False)],
+)  # fmt: skip
+def test_a_field_of_study_is_not_a_kind(kind, field):
+    assert names_a_field(kind) is field

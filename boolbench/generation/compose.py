@@ -4,10 +4,12 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
 - AND: the disjunctive question plus a constraint only the positive meets: "Which <kind>
   <predicate of the positive>?". Positive: that member; negatives: the other members, which
   answer the disjunctive part (they are of the kind) but not the constraint.
-- OR: two alternatives at the same level in one question: "Which <kind> <predicate a> or
-  <predicate b>?", of two predicates that both ask for their verb's subject (or both for its
-  object: grammar.parallel_predicates). Positives: the two members; negatives: the other
-  members.
+- OR: two alternatives at the same level in one question, as in the paper's "What are the
+  impacts of global warming or climate change?": one thing asked of two members named side by
+  side, "What is <subject a> or <subject b> known for?" (forms vary). Positives: the two
+  members; negatives: the other members (of the kind, neither alternative). Two predicates of
+  quiz questions joined with "or" ("Which festival begins the Ten Days of Repentance or is
+  celebrated in Kartika?") read as two questions glued together, which no one would write.
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
   <subject>?" (forms vary). Negative: the excluded member; positives: the other members.
 Each group gives up to `per_group` questions of each type (another positive, pair or excluded
@@ -32,7 +34,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from boolbench.generation.grammar import parallel_predicates
+from boolbench.generation.grammar import with_article
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     QUESTION_FIELDS,
@@ -105,6 +107,11 @@ class Group:
     def texts(self) -> tuple[str, ...]:
         return tuple(self.candidates["text"])
 
+    def name(self, slot: int) -> str:
+        """A member's subject as a question names it ("the Yellow River")."""
+        text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
+        return with_article(self.simple[slot]["subject"], text)
+
 
 def _ok(row) -> bool:
     return row is not None and row["status"] != "dropped"
@@ -153,28 +160,27 @@ def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
 
 
 def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
-    """OR: each chosen pair of members (the shortest pairs of predicates first) is the
-    positives of "Which <kind> <predicate a> or <predicate b>?"; the other members are its
-    negatives."""
+    """OR: each chosen pair of members is the positives of "What is <a> or <b> known for?";
+    the other members are its negatives. A pair whose name is part of another member's ("Cyprus"
+    beside "Northern Cyprus") is not asked: a passage about the one also speaks of the other."""
     if g.kind is None:
         return _none("OR", g, "no_kind")
     rng = _rng(settings.seed, g.group, "OR")
-    pairs = list(itertools.combinations(g.asked(), 2))
-    if not pairs:
+    asked = g.asked()
+    if len(asked) < 2:
         return _none("OR", g, "fewer_than_two_simple_questions")
-    predicate = {slot: g.simple[slot]["predicate"] for slot in g.asked()}
-    pairs = [(a, b) for a, b in pairs if parallel_predicates(predicate[a], predicate[b])]
+    subject = {s: g.simple[s]["subject"] for s in g.members
+               if isinstance((g.simple.get(s) or {}).get("subject"), str)}  # fmt: skip
+    pairs = [(a, b) for a, b in itertools.combinations(asked, 2)
+             if not any(_overlap(subject[x], subject[y]) for x in (a, b)
+                        for y in subject if y != x)]  # fmt: skip
     if not pairs:
-        return _none("OR", g, "unparallel_alternatives")
-    # the shortest pairs first (drawn order among equals): two long alternatives joined with
-    # "or" read as two sentences, not as one question a person would write
-    order = sorted(rng.permutation(len(pairs)),
-                   key=lambda i: sum(len(predicate[s].split()) for s in pairs[int(i)]))  # fmt: skip
+        return _none("OR", g, "overlapping_names")
     plans = []
-    for k, index in enumerate(order[: settings.per_group]):
+    for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
         a, b = (g.simple[s] for s in pairs[int(index)])
         values = {"kind": g.kind["kind"], "kind_singular": g.kind["kind_singular"],
-                  "first": a["predicate"], "second": b["predicate"]}  # fmt: skip
+                  "first": g.name(a["slot"]), "second": g.name(b["slot"])}  # fmt: skip
         chosen = {a["slot"], b["slot"]}
         plans.append(
             Plan(
@@ -184,12 +190,17 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
                 operand_qids=[a["qid"], b["qid"]],
                 operand_texts=[a["question"], b["question"]],
                 draft=_form(forms, rng).format(**values),
-                answers=(a["subject"], b["subject"]),
-                checks=(_keeps(a["predicate"], "drops_an_alternative"),
-                        _keeps(b["predicate"], "drops_an_alternative")),
+                answers=tuple(subject[s] for s in subject if s not in chosen),  # no third name
+                checks=(_names(a["subject"], "drops_an_alternative"),
+                        _names(b["subject"], "drops_an_alternative")),
             )
         )  # fmt: skip
     return plans
+
+
+def _overlap(first: str, second: str) -> bool:
+    """True when one name contains the other ("Cyprus", "Northern Cyprus")."""
+    return mentions(first, second) or mentions(second, first)
 
 
 def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
@@ -211,9 +222,9 @@ def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
                 negatives=[g.pid(int(slot))],
                 operand_qids=[disjunctive_qid(g.group), excluded["qid"]],
                 operand_texts=[g.kind["question"], excluded["question"]],
-                draft=_form(forms, rng).format(kind=g.kind["kind"], excluded=excluded["subject"]),
+                draft=_form(forms, rng).format(kind=g.kind["kind"], excluded=g.name(int(slot))),
                 excluded=excluded["subject"],
-                checks=(_names(excluded["subject"]),),
+                checks=(_names(excluded["subject"], "drops_the_exclusion"),),
             )
         )  # fmt: skip
     return plans
@@ -233,9 +244,9 @@ def _keeps(predicate: str, reason: str):
     return check
 
 
-def _names(subject: str):
-    """A NOT question must name what it excludes."""
-    return lambda question: None if mentions(question, subject) else "drops_the_exclusion"
+def _names(subject: str, reason: str):
+    """A question must name its subject: what a NOT question excludes, an OR alternative."""
+    return lambda question: None if mentions(question, subject) else reason
 
 
 def _prompt_values(plan: Plan, g: Group, settings: GenerationSettings) -> dict[str, str]:

@@ -65,10 +65,17 @@ def head_noun(kind: str) -> str:
     return words[max(_head(words), 0)].lower()
 
 
+# Fields of study whose plural a small model makes a kind of ("cellular biologies"); those in
+# -ics are caught by their ending.
+_FIELDS = {"biology", "chemistry", "geology", "ecology", "physiology", "psychology", "sociology",
+           "anthropology", "astronomy", "linguistics", "science"}  # fmt: skip
+
+
 def names_a_field(kind: str) -> bool:
-    """True when a kind is a field of study, not a kind of thing ("physics", "economics"):
-    "What are some physics other than Surface tension?" is not English."""
-    return head_noun(kind).endswith("ics")
+    """True when a kind is a field of study, not a kind of thing ("physics", "economics",
+    "cellular biologies"): "What are some physics other than Surface tension?" is not English."""
+    head = head_noun(kind)
+    return head.endswith("ics") or (_singular(head) or head) in _FIELDS
 
 
 def kind_forms(kind: str) -> tuple[str, str]:
@@ -120,14 +127,14 @@ def _uncountable(noun: str) -> bool:
     return engine.singular_noun(noun) == noun or engine.plural_noun(noun) == noun
 
 
-# A predicate with do-support ("does the Yangtze span") asks for the object of its verb, not
-# for its subject ("is the longest river in China"): after "Which <kind>" both read, but two
-# of different kinds joined with "or" do not ("Which river is the longest in China or does
-# the Yangtze span?").
-_OBJECT_GAP = re.compile(r"^(?:do|does|did)\s", re.IGNORECASE)
+# What follows a name that opens its passage ("The Yellow River or Huang He is", "The Taiwan
+# Strait, also"), where "The Diwali festival" uses the name as a modifier.
+_NAME_ENDS = r"(?=\s*[,;:.(]|\s+(?:is|was|are|were|or|also|has|had)\b)"
 
 
-def parallel_predicates(first: str, second: str) -> bool:
-    """True when two predicates of "Which <kind> ...?" can be joined with "or": both ask for
-    the subject of their verb, or both for its object."""
-    return bool(_OBJECT_GAP.match(first.strip())) == bool(_OBJECT_GAP.match(second.strip()))
+def with_article(subject: str, text: str) -> str:
+    """A subject as a sentence names it: "the Yellow River" when its passage opens with "The
+    Yellow River ..." (Wikipedia's titles drop the article: "besides Gulf of Thailand" is not
+    English), else the subject as it is."""
+    opening = re.match(rf"the\s+{re.escape(subject)}{_NAME_ENDS}", text.strip(), re.IGNORECASE)
+    return f"the {subject}" if opening else subject
