@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from boolbench.generation.grammar import with_article
+from boolbench.generation.grammar import as_named
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     QUESTION_FIELDS,
@@ -108,9 +108,9 @@ class Group:
         return tuple(self.candidates["text"])
 
     def name(self, slot: int) -> str:
-        """A member's subject as a question names it ("the Yellow River")."""
+        """A member's subject as a question names it ("the Yellow River", "active transport")."""
         text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
-        return with_article(self.simple[slot]["subject"], text)
+        return as_named(self.simple[slot]["subject"], text)
 
 
 def _ok(row) -> bool:

@@ -132,9 +132,14 @@ def _uncountable(noun: str) -> bool:
 _NAME_ENDS = r"(?=\s*[,;:.(]|\s+(?:is|was|are|were|or|also|has|had)\b)"
 
 
-def with_article(subject: str, text: str) -> str:
-    """A subject as a sentence names it: "the Yellow River" when its passage opens with "The
-    Yellow River ..." (Wikipedia's titles drop the article: "besides Gulf of Thailand" is not
-    English), else the subject as it is."""
-    opening = re.match(rf"the\s+{re.escape(subject)}{_NAME_ENDS}", text.strip(), re.IGNORECASE)
-    return f"the {subject}" if opening else subject
+def as_named(subject: str, text: str) -> str:
+    """A subject as its passage names it inside a sentence: with the article the passage opens
+    with ("the Yellow River": Wikipedia's titles drop it, and "besides Gulf of Thailand" is not
+    English), and in lower case where the passage writes it so ("active transport": a title's
+    capital is not a name's)."""
+    if re.match(rf"the\s+{re.escape(subject)}{_NAME_ENDS}", text.strip(), re.IGNORECASE):
+        return f"the {subject}"
+    lowered = subject[:1].lower() + subject[1:]
+    if lowered != subject and re.search(rf"\b{re.escape(lowered)}\b", text):
+        return lowered
+    return subject
