@@ -413,6 +413,31 @@ def test_expression_scope_reads_membership_and_the_operands(llm):
     assert verdict["passes_strict"].all() and verdict["filter_reason"].isna().all()
 
 
+def test_an_or_negative_that_names_neither_alternative_is_not_read(llm):
+    # An OR question names both alternatives: a sibling that names neither is about neither
+    # and does not answer it, whatever a read of an alternative's simple question would say (a
+    # small judge says yes to one sibling in seven), as for a pooled passage. Gamma's passage
+    # below is one the scripted judge takes for Alpha's (its first word is Alpha's code).
+    cands = candidates(GROUPS[:1])
+    kinds, simple, composed = generate_all(llm, cands)
+    written = composed["OR"][composed["OR"]["status"] != "dropped"]
+    row = next(r for r in written.itertuples() if r.negatives == ["p-Gamma"])
+    assert "p-Alpha" in row.positives
+    settings = answerer()
+
+    def gamma_answers(text: str) -> bool:
+        texts = dict(zip(cands["pid"], cands["text"], strict=True)) | {"p-Gamma": text}
+        reads = Reads(texts, dict(zip(cands["pid"], cands["title"], strict=True)),
+                      MEMBERSHIP_TEMPLATE, settings, LEAD_WORDS)  # fmt: skip
+        answers, _ = filter_and_check(written[written["qid"] == row.qid], simple, kinds, cands,
+                                      llm, prompt("judge"), settings, reads)  # fmt: skip
+        assert answers.loc[answers["role"] == "positive", "answered"].all()
+        return bool(answers.loc[answers["pid"] == "p-Gamma", "answered"].item())
+
+    assert gamma_answers("Ahpla is what Gamma is called.") is False  # names neither: not read
+    assert gamma_answers("Ahpla is what Alpha is called.") is True  # names Alpha: read
+
+
 def test_cyclic_consistency_in_both_modes_and_its_reasons(llm):
     cands = candidates()
     generated = generate_all(llm, cands, verify=False)  # Mute stays a member of group 4

@@ -142,6 +142,8 @@ def test_good_questions_pass(question):
         ("Active transport", "In cellular biology, active transport is the movement ...",
          "active transport"),
         ("Max Born", "Max Born was a German physicist.", "Max Born"),
+        ("Granary", "A granary is a storehouse for grain. Each granary ...", "a granary"),
+        ("Enzyme", "Enzymes are proteins. An enzyme speeds up ...", "an enzyme"),
     ],
 )  # fmt: skip
 def test_a_subject_is_named_as_its_passage_names_it(subject, text, named):

@@ -13,9 +13,10 @@ What it reads (`filter.scope`, per type):
 - expression (default): the construction's operands, each a short question: whether a passage
   is of the group's kind (the `membership` template, read with the passage's title and first
   `pooling.lead_words` words), and the members' simple questions. AND: of the kind and the
-  positive's simple question; OR: of the kind and either simple question; NOT: of the kind
-  (the exclusion names the excluded member, so it holds by construction). Small answerers read
-  these far better than composed questions.
+  positive's simple question; OR: of the kind and, of an alternative it names, the simple
+  question (a passage that names neither alternative answers no read: as in pooling); NOT: of
+  the kind (the exclusion names the excluded member, so it holds by construction). Small
+  answerers read these far better than composed questions.
 - question (the paper): the composed question itself.
 Filter verdicts (`filter.mode`): default: every positive answers (the paper); strict: also
 every negative refuses, and (expression scope) AND and NOT negatives are of the kind, so that
@@ -359,9 +360,19 @@ def _labelled_reads(question, pid: str, role: str, c: Construction, reads: Reads
         return {"question": reads.read(question.question, pid)}
     kind = c.kind(question)
     keys = {"member": reads.member(kind, pid)} if kind else {}
-    for i, simple in enumerate(c.answers(question)):
+    for i, simple in enumerate(alternatives_named(question, reads.texts[pid], c)):
         keys[f"simple{i}"] = reads.read(simple["question"], pid)
     return keys
+
+
+def alternatives_named(question, text: str, c: Construction) -> list[dict]:
+    """The simple questions a passage is read with: AND, its positive's; OR, those of the
+    alternatives the passage names (an OR question names both: a passage that names neither is
+    about neither, and answers it without a read as little as a pooled one does)."""
+    answers = c.answers(question)
+    if question.type == "OR":
+        return [s for s in answers if names_one_of(text, [s["subject"]])]
+    return answers
 
 
 def _labelled_row(question, pid: str, role: str, keys: dict, reads: Reads, scope: str,
@@ -379,6 +390,8 @@ def _labelled_row(question, pid: str, role: str, keys: dict, reads: Reads, scope
         answered = None  # the call failed: nothing is known of this pair
     elif question.type == "NOT":
         answered = _and(member, pid not in set(question.negatives))
+    elif question.type == "OR":
+        answered = _and(member, _or(*simples))  # names no alternative: False
     else:
         answered = _and(member, _or(*simples)) if simples else None
     return row | {"answered": answered, "member": member}

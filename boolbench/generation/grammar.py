@@ -136,10 +136,12 @@ def as_named(subject: str, text: str) -> str:
     """A subject as its passage names it inside a sentence: with the article the passage opens
     with ("the Yellow River": Wikipedia's titles drop it, and "besides Gulf of Thailand" is not
     English), and in lower case where the passage writes it so ("active transport": a title's
-    capital is not a name's)."""
+    capital is not a name's), with "a" where the passage counts it ("a granary")."""
     if re.match(rf"the\s+{re.escape(subject)}{_NAME_ENDS}", text.strip(), re.IGNORECASE):
         return f"the {subject}"
     lowered = subject[:1].lower() + subject[1:]
     if lowered != subject and re.search(rf"\b{re.escape(lowered)}\b", text):
-        return lowered
+        # a thing one counts takes the article its passage gives it ("A granary is ...")
+        counted = re.search(rf"\b(an?)\s+{re.escape(lowered)}\b", text, re.IGNORECASE)
+        return f"{counted.group(1).lower()} {lowered}" if counted else lowered
     return subject
