@@ -905,8 +905,10 @@ def test_or_asks_one_thing_of_two_members_named_side_by_side():
     assert len(plans) == 3
     by_positives = {tuple(sorted(p.positives)): p for p in plans}
     plan = by_positives[("a", "b")]
-    assert plan.draft in ("What is the Yellow River or Songhua known for?",
-                          "What is Songhua or the Yellow River known for?")
+    assert plan.draft in (
+        "What is the Yellow River or Songhua known for?",
+        "What is Songhua or the Yellow River known for?",
+    )
     assert plan.negatives == ["c"]
     # the rendered question passes the checks of any question; naming a third member does not
     assert all(check(plan.draft) is None for check in plan.checks)

@@ -5,12 +5,12 @@ those quoted in issue 23 from a default run's questions."""
 import pytest
 
 from boolbench.generation.grammar import (
+    as_named,
     broken_agreement,
     glued_questions,
     is_plural,
     kind_forms,
     names_a_field,
-    as_named,
 )
 from boolbench.generation.validation import check_question
 
