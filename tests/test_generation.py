@@ -910,7 +910,7 @@ def test_or_asks_one_thing_of_two_members_named_side_by_side():
         "What is Songhua or the Yellow River known for?",
     )
     assert plan.negatives == ["c"]
-    # the rendered question passes the checks of any question; naming a third member does not
+    # a rewrite (compose mode llm) must keep both names and may not name the third member
     assert all(check(plan.draft) is None for check in plan.checks)
     assert plan.answers == ("Amur",)
 

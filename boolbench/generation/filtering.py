@@ -368,7 +368,7 @@ def _labelled_reads(question, pid: str, role: str, c: Construction, reads: Reads
 def alternatives_named(question, text: str, c: Construction) -> list[dict]:
     """The simple questions a passage is read with: AND, its positive's; OR, those of the
     alternatives the passage names (an OR question names both: a passage that names neither is
-    about neither, and answers it without a read as little as a pooled one does)."""
+    about neither and does not answer it, as in pooling)."""
     answers = c.answers(question)
     if question.type == "OR":
         return [s for s in answers if names_one_of(text, [s["subject"]])]
