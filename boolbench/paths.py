@@ -121,7 +121,9 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
         '`predicate` (what follows "Which <kind>") and the question columns (below). '
         "`disjunctive`: one row per group: `group`, `cluster`, `qid` (`disj-GGGGG`), the question "
         'columns ("What are some <kind>?"), `kind`, `kind_singular`, `members` (the slots the '
-        "judge read as of the kind; fewer than two: the row is dropped with a reason).",
+        "judge read as of the kind; fewer than two: the row is dropped with a reason), `sorts` "
+        '(aligned with `members`: each one\'s sort of the kind, "Hindu" of a festival, copied '
+        'from its passage; "" where none holds).',
         {"atomic_questions": "questions/{kind}.parquet"},
     ),
     (

@@ -30,6 +30,10 @@ ATOMIC_PARAMS = {
     "member_judge": lambda wc: (
         MEMBER_JUDGE_PARAMS if wc.kind == "disjunctive" else None
     ),
+    # disjunctive: each member's sort of the kind (what OR questions ask for)
+    "sort_prompt": lambda wc: (
+        prompt_params("sort") if wc.kind == "disjunctive" else None
+    ),
 }
 COMPOSE_PARAMS = {
     "llm": lambda wc: llm_params(wc.operator),

@@ -5,6 +5,7 @@ Every test passage starts with a capitalised keyword ("Alpha is ..."). With TEST
 responder knows the step from the prompt's first field and writes predictable answers:
 - KINDS: the kind "records" with every passage as a member, except those whose keyword starts
   with "Odd" (never of the kind); a group with fewer than two others gets only its first.
+- SORT: the word after the first "is a" or "was a" ("Alpha is a red thing." -> "red").
 - SIMPLE: "Which record is coded <subject backwards>?"; keyword "Bad...": never a question;
   "Flaky...": a question only from the second seed on.
 - AND / OR / NOT (compose mode llm): the draft with "What" for "Which".
@@ -13,7 +14,8 @@ responder knows the step from the prompt's first field and writes predictable an
   never answered.
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
   the membership question ("Is this paragraph about one of the records?") is yes unless the
-  paragraph's keyword starts with "Odd" or "Mute".
+  paragraph's keyword starts with "Odd" or "Mute"; asked of sorts ("... of the red or blue
+  records?"), also only when the paragraph is of one ("Alpha is a red thing.").
 - SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
   first: "Apart from X, which ...?").
 - The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
@@ -38,6 +40,7 @@ from tests.conftest import tiny_config
 
 TEST_PROMPTS = {
     "kinds": {"system": "K", "template": "KINDS|{items}"},
+    "sort": {"system": "S", "template": "SORT|{kind_singular}|{subject}|{paragraph}"},
     "simple": {"system": "Q", "template": "SIMPLE|{kind_singular}|{subject}|{paragraph}"},
     "subject": {"system": "N", "template": "SUBJECT|{paragraph}"},
     "and": {"system": "Q", "template": "AND|{draft}"},
@@ -63,6 +66,13 @@ def keyword(paragraph: str) -> str:
     return paragraph.split()[0]
 
 
+def sort_of(paragraph: str) -> str:
+    """What sort of thing a passage says it is: the word after its first "is a" or "was a"
+    ("Alpha is a red thing." -> "red"; "Alpha is a thing." -> "thing")."""
+    match = re.search(r"\b(?:is|was) an? ([\w-]+)", paragraph)
+    return match.group(1) if match else ""
+
+
 def keywords_in(text: str) -> list[str]:
     return re.findall(r"\b[A-Z][a-z]+[0-9]*\b", text)
 
@@ -75,6 +85,8 @@ def respond(body: dict) -> str:
         names = [line.split(". ", 1)[1].split()[0].rstrip(":") for line in fields[0].splitlines()]
         members = [i for i, n in enumerate(names, 1) if not n.startswith("Odd")]
         return json.dumps({"kind": KIND, "members": members if len(members) >= 2 else [1]})
+    if step == "SORT":
+        return sort_of(fields[2]) or "thing"
     if step == "SIMPLE":
         word = keyword(fields[2])
         if word.startswith("Bad") or (word.startswith("Flaky") and seed == BASE_SEED):
@@ -134,8 +146,9 @@ def answers(question: str, paragraph: str) -> bool:
     backwards) is in the question, not after "not", and the keyword is not Mute...; the
     membership question: the keyword is not Odd... or Mute..."""
     word = keyword(paragraph).rstrip(":")
-    if question.startswith(MEMBERSHIP):
-        return not word.startswith(("Odd", "Mute"))
+    if question.startswith(MEMBERSHIP):  # "... the records?", "... the red or blue records?"
+        sorts = set(question[len(MEMBERSHIP) :].strip(" ?").split()[:-1]) - {"or", "the"}
+        return not word.startswith(("Odd", "Mute")) and (not sorts or sort_of(paragraph) in sorts)
     question = question.lower()
     if word.startswith("Mute") or f"not {word.lower()}" in question:
         return False
@@ -181,6 +194,7 @@ def scripted_config(server, **overrides):
         "answerer_system": "A",
         "judge_system": "J",
         "kinds_system": "K",
+        "sorter_system": "S",
         "namer_system": "N",
         "audit_system": "U",
     }
@@ -206,11 +220,11 @@ LEAD_WORDS = 12
 # Group 2's Flaky gets a question from the second seed on, group 3's Bad never (scripted
 # below); group 4's Mute is read as not of the kind; group 5 has one passage of the kind only.
 GROUPS = [
-    ["Alpha is a thing.", "Beta is a thing.", "Gamma is a thing."],
+    ["Alpha is a red thing.", "Beta is a blue thing.", "Gamma is a green thing."],
     ["Delta is a thing.", "Epsilon is a thing."],
-    ["Zeta is a thing.", "Flaky is a thing.", "Theta is a thing."],
-    ["Bad is a thing.", "Iota is a thing."],
-    ["Kappa is a thing.", "Mute is a thing.", "Lambda is a thing."],
+    ["Zeta is a red thing.", "Flaky is a blue thing.", "Theta is a blue thing."],
+    ["Bad is a red thing.", "Iota is a blue thing."],
+    ["Kappa is a red thing.", "Mute is a blue thing.", "Lambda is a green thing."],
     ["Oddity is a thing.", "Nu is a thing."],
 ]
 

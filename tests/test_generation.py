@@ -28,7 +28,9 @@ from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     Kind,
     kind_questions,
+    member_sorts,
     parse_kind,
+    parse_sort,
     simple_questions,
 )
 from boolbench.generation.steps import judge_step, written_step
@@ -50,6 +52,7 @@ from tests.scripted_llm import (
     scripted,
     scripted_client,
     settings,
+    sort_of,
 )
 
 
@@ -71,6 +74,7 @@ def generate_all(llm, cands, gen=None, verify=True, mode="template"):
         kinds = verify_members(
             kinds, cands, llm, prompt("judge"), answerer(), MEMBERSHIP_TEMPLATE, LEAD_WORDS
         )
+    kinds = member_sorts(kinds, cands, llm, prompt("sort"), gen)
     simple = simple_questions(cands, kinds, llm, prompt("simple"), gen, "m", prompt("subject"))
     composed = {
         op: compose(
@@ -203,6 +207,7 @@ def test_labels_follow_section_4_3(llm):
     members = {int(g): [f"p-{GROUPS[g][s].split()[0]}" for s in m]
                for g, m in zip(kinds["group"], kinds["members"], strict=True)}  # fmt: skip
     simple_qid = dict(zip(simple["pid"], simple["qid"], strict=True))
+    text = dict(zip(cands["pid"], cands["text"], strict=True))
     for op, table in composed.items():
         for row in table[table["status"] != "dropped"].itertuples():
             group = members[row.group]
@@ -217,11 +222,14 @@ def test_labels_follow_section_4_3(llm):
                 assert row.operand_texts[0] == "What are some records?"
                 assert f"coded {positive[2:][::-1].lower()}" in row.question
             elif op == "OR":
-                assert len(row.positives) == 2
-                assert list(row.operand_qids) == [simple_qid[p] for p in row.positives]
-                # both positives named side by side, no other member
-                assert " or ".join(p[2:] for p in row.positives) in row.question
-                assert not any(n[2:] in row.question for n in row.negatives)
+                # two sorts of the kind: their members are the positives, another sort's the
+                # negatives; no member is named
+                sorts = [q.split("/")[1] for q in row.operand_qids]
+                assert f"{sorts[0]} or {sorts[1]}" in row.question and "records" in row.question
+                assert row.operand_texts == [f"What are some {s} records?" for s in sorts]
+                assert {sort_of(text[p]) for p in row.positives} == set(sorts)
+                assert not {sort_of(text[n]) for n in row.negatives} & set(sorts)
+                assert not any(p[2:] in row.question for p in row.positives)
             else:
                 # the excluded member is the negative; the other members are positives
                 (negative,) = row.negatives
@@ -259,11 +267,14 @@ def test_random_choices_are_stable_as_groups_are_added(llm):
 def test_missing_operands_propagate_with_reasons(llm):
     _, _, composed = generate_all(llm, candidates())
     by = {op: t.set_index("qid") for op, t in composed.items()}
-    # group 3: Bad has no simple question; AND on Iota only, no OR pair, NOT may exclude Bad
+    # group 3: Bad has no simple question; AND on Iota only, NOT may exclude Bad, OR asks for
+    # sorts (no simple question needed)
     assert by["AND"].loc["and-00003-0", "positives"] == ["p-Iota"]
     assert "and-00003-1" not in by["AND"].index
-    or3 = by["OR"].loc["or-00003-0"]
-    assert (or3["status"], or3["reason"]) == ("dropped", "fewer_than_two_simple_questions")
+    assert by["OR"].loc["or-00003-0", "positives"] == ["p-Bad", "p-Iota"]
+    # group 1's members are all of one sort ("a thing": too vague to be one)
+    or1 = by["OR"].loc["or-00001-0"]
+    assert (or1["status"], or1["reason"]) == ("dropped", "fewer_than_two_sorts")
     assert sorted(n for ns in by["NOT"].loc[["not-00003-0", "not-00003-1"], "negatives"]
                   for n in ns) == ["p-Bad", "p-Iota"]  # fmt: skip
     # group 5 has no kind: one dropped row per type
@@ -413,29 +424,33 @@ def test_expression_scope_reads_membership_and_the_operands(llm):
     assert verdict["passes_strict"].all() and verdict["filter_reason"].isna().all()
 
 
-def test_an_or_negative_that_names_neither_alternative_is_not_read(llm):
-    # An OR question names both alternatives: a sibling that names neither is about neither
-    # and does not answer it, whatever a read of an alternative's simple question would say (a
-    # small judge says yes to one sibling in seven), as for a pooled passage. Gamma's passage
-    # below is one the scripted judge takes for Alpha's (its first word is Alpha's code).
-    cands = candidates(GROUPS[:1])
+def test_the_judge_reads_or_passages_as_of_either_sort(llm):
+    # "What are some red or blue records?": a passage answers when it is of either sort (a read
+    # of the membership template per sort it names, with the whole passage); a passage that
+    # names neither is of neither, unread.
+    cands = candidates(GROUPS[:1])  # Alpha red, Beta blue, Gamma green
     kinds, simple, composed = generate_all(llm, cands)
     written = composed["OR"][composed["OR"]["status"] != "dropped"]
     row = next(r for r in written.itertuples() if r.negatives == ["p-Gamma"])
-    assert "p-Alpha" in row.positives
+    assert sorted(row.positives) == ["p-Alpha", "p-Beta"]
     settings = answerer()
 
-    def gamma_answers(text: str) -> bool:
-        texts = dict(zip(cands["pid"], cands["text"], strict=True)) | {"p-Gamma": text}
+    def verdicts_with(gamma_text: str) -> dict:
+        texts = dict(zip(cands["pid"], cands["text"], strict=True)) | {"p-Gamma": gamma_text}
         reads = Reads(texts, dict(zip(cands["pid"], cands["title"], strict=True)),
                       MEMBERSHIP_TEMPLATE, settings, LEAD_WORDS)  # fmt: skip
         answers, _ = filter_and_check(written[written["qid"] == row.qid], simple, kinds, cands,
                                       llm, prompt("judge"), settings, reads)  # fmt: skip
-        assert answers.loc[answers["role"] == "positive", "answered"].all()
-        return bool(answers.loc[answers["pid"] == "p-Gamma", "answered"].item())
+        return dict(zip(answers["pid"], answers["answered"], strict=True))
 
-    assert gamma_answers("Ahpla is what Gamma is called.") is False  # names neither: not read
-    assert gamma_answers("Ahpla is what Alpha is called.") is True  # names Alpha: read
+    assert verdicts_with("Gamma is a green thing.") == {
+        "p-Alpha": True, "p-Beta": True, "p-Gamma": False,
+    }  # fmt: skip
+    # a negative that is of one of the sorts after all answers (strict mode drops the question)
+    assert verdicts_with("Gamma is a red thing.")["p-Gamma"] is True
+    asked = [q for q in llm.server.requests if "Gamma" in q]
+    assert sum("the red records" in q for q in asked) == 1  # the sort it names, read
+    assert not any("the blue records" in q for q in asked)  # not the other
 
 
 def test_cyclic_consistency_in_both_modes_and_its_reasons(llm):
@@ -574,6 +589,8 @@ POOL_PASSAGES = {  # pid: (title, text)
     "p-Sigma": ("Sigma", "Sigma is a thing."),  # names no answer
     "p-Oddball": ("Oddball", "Oddball is a thing."),  # not of the kind
     "p-Alpha2": ("Alpha (letter)", "Alpha is the first letter."),  # about Alpha
+    "p-Ruby": ("Ruby", "Ruby is a red thing."),  # of the sort red
+    "p-Scarlet": ("Scarlet", "Scarlet is not red, but a grey thing."),  # names red, is not
 }
 
 
@@ -601,6 +618,10 @@ def test_judge_pools_records_pooled_labels_with_their_methods(llm):
                 excluded = row.negatives[0][2:]
                 expected = (("excluded", False) if excluded == "Alpha" and pid == "p-Alpha2"
                             else ("membership", pid != "p-Oddball"))  # fmt: skip
+            elif row.type == "OR":  # a passage that names neither sort is not read
+                red = "red" in [q.split("/")[1] for q in row.operand_qids]
+                expected = (("read", pid == "p-Ruby") if red and pid in ("p-Ruby", "p-Scarlet")
+                            else ("name_gate", False))  # fmt: skip
             elif "Alpha" in answers and pid in ("p-Ahpla", "p-Rho", "p-Alpha2"):
                 expected = ("read", pid != "p-Rho")
             else:
@@ -875,8 +896,9 @@ def test_generation_report_counts_every_step_by_reason():
     assert report["filter"]["NOT"] == {"dropped: no_kind": 1}
 
 
-def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = None):
-    """A group of rivers (pids a, b, c, ...) with these subjects and passages."""
+def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = None,
+                sorts: list[str] | None = None):  # fmt: skip
+    """A group of rivers (pids a, b, c, ...) with these subjects, passages and sorts."""
     from boolbench.generation.compose import Group
 
     slots = list(range(len(subjects)))
@@ -886,45 +908,87 @@ def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = N
                   "predicate": f"is river {s}", "question": f"Which river is river {s}?"}
               for s, subject in enumerate(subjects)}  # fmt: skip
     kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": slots,
-            "question": "What are some rivers?"}  # fmt: skip
+            "question": "What are some rivers?", "sorts": sorts or [""] * len(slots)}  # fmt: skip
     return Group(group, 0, cands, kind, simple)
 
 
-OR_FORM = "What is {first} or {second} known for?"
+OR_FORM = "What are some {first} or {second} {kind}?"
 
 
-def test_or_asks_one_thing_of_two_members_named_side_by_side():
-    # The paper's "impacts of global warming or climate change": the two alternatives at the
-    # same level, each named with its passage's article; the third member is the negative.
+def test_or_widens_the_kind_over_two_sorts():
+    # "What are some Chinese or Russian rivers?": the members of either sort are the
+    # positives, those of another sort the negatives, one without a sort is left unlabelled.
     from boolbench.generation.compose import plan_or
 
-    texts = ["The Yellow River or Huang He is a river.", "Songhua is a river.",
-             "Amur is a river."]  # fmt: skip
-    g = river_group(["Yellow River", "Songhua", "Amur"], texts=texts)
+    g = river_group(["Yellow River", "Songhua", "Volga", "Thames", "Amur"],
+                    sorts=["Chinese", "Chinese", "Russian", "English", ""])  # fmt: skip
     plans = plan_or(g, [OR_FORM], settings(per_group=3))
     assert len(plans) == 3
-    by_positives = {tuple(sorted(p.positives)): p for p in plans}
-    plan = by_positives[("a", "b")]
-    assert plan.draft in (
-        "What is the Yellow River or Songhua known for?",
-        "What is Songhua or the Yellow River known for?",
-    )
-    assert plan.negatives == ["c"]
-    # a rewrite (compose mode llm) must keep both names and may not name the third member
+    by_draft = {p.draft: p for p in plans}
+    plan = by_draft.get("What are some Chinese or Russian rivers?")
+    assert plan is not None, list(by_draft)
+    assert (plan.positives, plan.negatives) == (["a", "b", "c"], ["d"])
+    assert plan.operand_texts == ["What are some Chinese rivers?", "What are some Russian rivers?"]
+    assert plan.operand_qids == ["disj-00000/Chinese", "disj-00000/Russian"]
+    # a rewrite (compose mode llm) must keep both sorts and may not name a member
     assert all(check(plan.draft) is None for check in plan.checks)
-    assert plan.answers == ("Amur",)
+    assert [check("What are some Chinese rivers?") for check in plan.checks][1] == (
+        "drops_an_alternative"
+    )
+    assert "Amur" in plan.answers
 
 
-def test_or_does_not_pair_a_name_that_is_part_of_another():
-    # "Cyprus or Madeira" beside "Northern Cyprus": the negative about Northern Cyprus speaks
-    # of Cyprus too; only the pairs without Cyprus are asked.
+def test_or_needs_two_sorts_and_skips_overlapping_ones():
     from boolbench.generation.compose import plan_or
 
-    plans = plan_or(river_group(["Cyprus", "Madeira", "Northern Cyprus", "Fiji"]), [OR_FORM],
-                    settings(per_group=6))  # fmt: skip
-    assert sorted(sorted(p.positives) for p in plans) == [["b", "d"]]
-    plans = plan_or(river_group(["Cyprus", "Northern Cyprus"]), [OR_FORM], settings())
-    assert [p.reason for p in plans] == ["overlapping_names"]
+    # "German" inside "German-American": a German-American is not asked against Germans
+    g = river_group(["A", "B", "C"], sorts=["German", "German-American", "French"])
+    drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=3)))
+    assert drafts == ["What are some German or French rivers?",
+                      "What are some German-American or French rivers?"]  # fmt: skip
+    # a member of another sort whose passage names one of the two is no negative: whether it
+    # is of that sort too, only a reading can say (pooling, when a model retrieves it)
+    texts = ["A is a Chinese river.", "B is a Russian river.",
+             "C is an English river named by Russian traders."]  # fmt: skip
+    g = river_group(["A", "B", "C"], texts=texts, sorts=["Chinese", "Russian", "English"])
+    negatives = {p.draft: p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=3))}
+    assert negatives["What are some Chinese or Russian rivers?"] == []
+    assert negatives["What are some Chinese or English rivers?"] == ["b"]
+    # two sorts only: one question, without negatives
+    (plan,) = plan_or(river_group(["A", "B"], sorts=["Chinese", "Russian"]), [OR_FORM],
+                      settings())  # fmt: skip
+    assert (plan.positives, plan.negatives) == (["a", "b"], [])
+    (none,) = plan_or(river_group(["A", "B"], sorts=["Chinese", ""]), [OR_FORM], settings())
+    assert none.reason == "fewer_than_two_sorts"
+    (none,) = plan_or(river_group(["A", "B"], sorts=["German", "German-American"]), [OR_FORM],
+                      settings())  # fmt: skip
+    assert none.reason == "overlapping_sorts"
+
+
+def test_a_sort_is_a_word_or_two_of_the_passage_that_sorts_the_kind():
+    text = "Diwali is the Hindu festival of lights, the most popular festival of India."
+    assert parse_sort("Hindu", text, "Diwali", "festivals", "festival") == ("Hindu", None)
+    assert parse_sort("Diwali is a hindu festival.", text, "Diwali", "festivals",
+                      "festival") == ("Hindu", None)  # fmt: skip
+    assert parse_sort("popular", text, "Diwali", "festivals", "festival")[1] == "vague_sort"
+    assert parse_sort("Jewish", text, "Diwali", "festivals", "festival")[1] == (
+        "not_in_the_passage"
+    )
+    assert parse_sort("festival of lights", text, "Diwali", "festivals", "festival")[1] == (
+        "no_sort"
+    )
+    fiji = "Fiji is an overseas collectivity of France, a territory of islands."
+    for noun in ("overseas collectivity", "territory"):
+        assert parse_sort(noun, fiji, "Fiji", "countries", "country")[1] == "not_a_modifier"
+    star = "Arcturus is a red giant star in the northern constellation of Bootes."
+    assert parse_sort("red giant star", star, "Arcturus", "stars", "star") == ("red giant", None)
+    assert parse_sort("brightest", star, "Arcturus", "stars", "star")[1] == "vague_sort"
+    assert parse_sort("Arcturus", star, "Arcturus", "stars", "star")[1] == (
+        "names_the_kind_or_subject"
+    )
+    assert parse_sort("red giant northern", star, "Arcturus", "stars", "star")[1] == (
+        "not_one_sort"
+    )
 
 
 def test_a_simple_question_true_of_another_member_is_asked_again():

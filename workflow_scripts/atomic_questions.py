@@ -17,4 +17,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         kinds=snakemake.input.get("kinds"),
         subject_prompt=snakemake.params.subject_prompt,
         member_judge=snakemake.params.member_judge,
+        sort_prompt=snakemake.params.sort_prompt,
     )

@@ -4,12 +4,12 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
 - AND: the disjunctive question plus a constraint only the positive meets: "Which <kind>
   <predicate of the positive>?". Positive: that member; negatives: the other members, which
   answer the disjunctive part (they are of the kind) but not the constraint.
-- OR: two alternatives at the same level in one question, as in the paper's "What are the
-  impacts of global warming or climate change?": one thing asked of two members named side by
-  side, "What is <subject a> or <subject b> known for?" (forms vary). Positives: the two
-  members; negatives: the other members (of the kind, neither alternative). Two predicates of
-  quiz questions joined with "or" ("Which festival begins the Ten Days of Repentance or is
-  celebrated in Kartika?") read as two questions glued together, which no one would write.
+- OR: two alternatives at the same level in one question: "or" widens the kind over two sorts
+  of it, "What are some <sort a> or <sort b> <kind>?" ("What are some Hindu or Christian
+  festivals?"; forms vary). Positives: the members of either sort; negatives: the members of
+  another sort. Two quiz predicates joined with "or" ("Which festival begins the Ten Days of
+  Repentance or is celebrated in Kartika?"), or two members named side by side with one thing
+  asked of each ("What is Diwali or Easter known for?"), read as two questions to annotators.
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
   <subject>?" (forms vary). Negative: the excluded member; positives: the other members.
 Each group gives up to `per_group` questions of each type (another positive, pair or excluded
@@ -19,10 +19,11 @@ the construction says, and not name an answer), and the form stays the fallback.
 
 Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number), type, group,
 cluster, QUESTION_COLUMNS, operator, operand_qids and operand_texts (the recorded Boolean
-expression: AND disjunctive and the positive's simple question; OR the two simple questions;
-NOT disjunctive and the excluded member's simple question), positives, negatives (list<string>
-of pids). A group that gives no question of a type has one dropped row saying why. Random
-choices use a generator seeded by (seed, group, operator), so they are stable as the run grows.
+expression: AND disjunctive and the positive's simple question; OR the kind question of each
+sort, "disj-00012/Hindu": "What are some Hindu festivals?"; NOT disjunctive and the excluded
+member's simple question), positives, negatives (list<string> of pids). A group that gives no
+question of a type has one dropped row saying why. Random choices use a generator seeded by
+(seed, group, operator), so they are stable as the run grows.
 """
 
 from __future__ import annotations
@@ -107,6 +108,23 @@ class Group:
     def texts(self) -> tuple[str, ...]:
         return tuple(self.candidates["text"])
 
+    def sorts(self) -> dict[int, str]:
+        """Each member's sort of the kind ("" where it has none)."""
+        sorts = self.kind.get("sorts") if self.kind else None
+        sorts = [] if sorts is None else list(sorts)
+        return {s: (sorts[i] if i < len(sorts) else "") for i, s in enumerate(self.members)}
+
+    def of_sort(self, sort: str) -> str:
+        """The kind question asked of one sort: "What are some Hindu festivals?"."""
+        kind = self.kind["kind"]
+        return self.kind["question"].replace(kind, f"{sort} {kind}", 1)
+
+    def names_either(self, slot: int, *sorts: str) -> bool:
+        """True when a member's passage names one of `sorts` ("an Ottoman military leader"):
+        whether it is of that sort too, only a reading can say."""
+        text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
+        return any(mentions(text, sort) for sort in sorts)
+
     def name(self, slot: int) -> str:
         """A member's subject as a question names it ("the Yellow River", "active transport")."""
         text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
@@ -160,39 +178,47 @@ def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
 
 
 def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
-    """OR: each chosen pair of members is the positives of "What is <a> or <b> known for?";
-    the other members are its negatives. A pair whose name is part of another member's ("Cyprus"
-    beside "Northern Cyprus") is not asked: a passage about the one also speaks of the other."""
+    """OR: "or" widens the kind over two of its members' sorts, "What are some Hindu or
+    Christian festivals?" (two values of one attribute at the same level, as a person asks;
+    naming two members and asking about each reads as two questions). Positives: the members
+    of either sort; negatives: the members of another sort whose passage names neither (none
+    when the group has two sorts only). A member without a sort, or of another sort but naming
+    one of the two, is left unlabelled (pooling judges it when a model retrieves it). A pair
+    whose one sort contains the other ("German", "German-American") is not asked."""
     if g.kind is None:
         return _none("OR", g, "no_kind")
     rng = _rng(settings.seed, g.group, "OR")
-    asked = g.asked()
-    if len(asked) < 2:
-        return _none("OR", g, "fewer_than_two_simple_questions")
-    subject = {s: g.simple[s]["subject"] for s in g.members
-               if isinstance((g.simple.get(s) or {}).get("subject"), str)}  # fmt: skip
-    pairs = [(a, b) for a, b in itertools.combinations(asked, 2)
-             if not any(_overlap(subject[x], subject[y]) for x in (a, b)
-                        for y in subject if y != x)]  # fmt: skip
+    by_sort: dict[str, list[int]] = {}
+    written: dict[str, str] = {}
+    for slot, sort in g.sorts().items():
+        if sort:
+            by_sort.setdefault(sort.lower(), []).append(slot)
+            written.setdefault(sort.lower(), sort)
+    if len(by_sort) < 2:
+        return _none("OR", g, "fewer_than_two_sorts")
+    pairs = [(a, b) for a, b in itertools.combinations(by_sort, 2) if not _overlap(a, b)]
     if not pairs:
-        return _none("OR", g, "overlapping_names")
+        return _none("OR", g, "overlapping_sorts")
+    subjects = tuple(g.simple[s]["subject"] for s in g.members
+                     if isinstance((g.simple.get(s) or {}).get("subject"), str))  # fmt: skip
     plans = []
     for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
-        a, b = (g.simple[s] for s in pairs[int(index)])
-        values = {"kind": g.kind["kind"], "kind_singular": g.kind["kind_singular"],
-                  "first": g.name(a["slot"]), "second": g.name(b["slot"])}  # fmt: skip
-        chosen = {a["slot"], b["slot"]}
+        a, b = pairs[int(index)]
+        first, second = written[a], written[b]
+        chosen = set(by_sort[a]) | set(by_sort[b])
         plans.append(
             Plan(
                 f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
-                positives=[g.pid(a["slot"]), g.pid(b["slot"])],
-                negatives=[g.pid(s) for s in g.members if s not in chosen],
-                operand_qids=[a["qid"], b["qid"]],
-                operand_texts=[a["question"], b["question"]],
-                draft=_form(forms, rng).format(**values),
-                answers=tuple(subject[s] for s in subject if s not in chosen),  # no third name
-                checks=(_names(a["subject"], "drops_an_alternative"),
-                        _names(b["subject"], "drops_an_alternative")),
+                positives=[g.pid(s) for s in g.members if s in chosen],
+                negatives=[g.pid(s) for sort, slots in by_sort.items() if sort not in (a, b)
+                           for s in slots if not g.names_either(s, first, second)],
+                operand_qids=[f"{disjunctive_qid(g.group)}/{first}",
+                              f"{disjunctive_qid(g.group)}/{second}"],
+                operand_texts=[g.of_sort(first), g.of_sort(second)],
+                draft=_form(forms, rng).format(kind=g.kind["kind"], first=first, second=second),
+                answers=subjects,  # the question names none of its answers
+                checks=(_names(first, "drops_an_alternative"),
+                        _names(second, "drops_an_alternative")),
             )
         )  # fmt: skip
     return plans

@@ -13,9 +13,10 @@ What it reads (`filter.scope`, per type):
 - expression (default): the construction's operands, each a short question: whether a passage
   is of the group's kind (the `membership` template, read with the passage's title and first
   `pooling.lead_words` words), and the members' simple questions. AND: of the kind and the
-  positive's simple question; OR: of the kind and, of an alternative it names, the simple
-  question (a passage that names neither alternative answers no read: as in pooling); NOT: of
-  the kind (the exclusion names the excluded member, so it holds by construction). Small
+  positive's simple question; OR: of the kind and of either sort (the membership template of
+  each sort the passage names, "Hindu festivals", read with the whole passage; one that names
+  neither is of neither, unread); NOT: of the kind (the exclusion names the excluded member, so
+  it holds by construction). Small
   answerers read these far better than composed questions.
 - question (the paper): the composed question itself.
 Filter verdicts (`filter.mode`): default: every positive answers (the paper); strict: also
@@ -24,9 +25,10 @@ an AND negative meets the disjunctive part and a NOT negative is a member of the
 
 Pooling (TREC style): for each kept question, the union of every pooled model's top
 `pooling.depth` passages that are not labelled yet is judged: NOT: of the kind and not about
-the excluded subject; AND and OR: a passage that names none of the answers' subjects cannot
-state that they meet the constraint (judged not relevant, method name_gate); one that names
-one is read with the answer's simple question.
+the excluded subject; AND: a passage that names none of the answers' subjects cannot state
+that they meet the constraint (judged not relevant, method name_gate), one that names one is
+read with the answer's simple question; OR: a passage that names neither sort cannot state it
+is of either (name_gate), one that names one is read as the labelled passages are.
 
 Artifacts:
 - questions/answers.parquet: ANSWERS_SCHEMA, one row per (written composed question, labelled
@@ -55,7 +57,7 @@ import pyarrow as pa
 from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import shorten, subject_of_title
-from boolbench.generation.validation import is_refusal, words
+from boolbench.generation.validation import is_refusal, mentions, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
 
@@ -311,6 +313,7 @@ def verify_members(
     for i, keys in asked.items():
         members = [slot for slot, key in keys if reads.answered(key) is True]
         kinds.at[i, "members"] = members
+        kinds.at[i, "sorts"] = [""] * len(members)  # named later (member_sorts)
         if len(members) < 2:
             kinds.loc[i, ["question", "source", "status", "reason"]] = [
                 None,
@@ -334,6 +337,16 @@ class Construction:
     simple: dict[str, dict]
     kinds: dict[int, dict]
     titles: dict[str, str | None]
+    sorts: dict[str, str] = field(default_factory=dict)  # pid -> its sort of the kind
+
+    def or_kinds(self, question, text: str) -> list[str]:
+        """The sorts of an OR question (its positives') that `text` names, each as a kind
+        ("Hindu festivals"): what a passage is read with. A passage that names neither sort
+        cannot state that it is of either. None for another type."""
+        if question.type != "OR":
+            return []
+        sorts = dict.fromkeys(self.sorts[p] for p in question.positives if self.sorts.get(p))
+        return [f"{sort} {self.kind(question)}" for sort in sorts if mentions(text, sort)]
 
     def kind(self, question) -> str | None:
         row = self.kinds.get(int(question.group))
@@ -344,12 +357,9 @@ class Construction:
         return self.simple.get(qids[i]) if i < len(qids) else None
 
     def answers(self, question) -> list[dict]:
-        """The simple questions whose answers answer the question (AND: the positive's; OR:
-        both)."""
+        """The simple questions whose answers answer the question (AND: the positive's)."""
         if question.type == "AND":
             return [s for s in [self.operand(question, 1)] if s]
-        if question.type == "OR":
-            return [s for s in (self.operand(question, 0), self.operand(question, 1)) if s]
         return []
 
 
@@ -360,19 +370,11 @@ def _labelled_reads(question, pid: str, role: str, c: Construction, reads: Reads
         return {"question": reads.read(question.question, pid)}
     kind = c.kind(question)
     keys = {"member": reads.member(kind, pid)} if kind else {}
-    for i, simple in enumerate(alternatives_named(question, reads.texts[pid], c)):
+    for i, sort_kind in enumerate(c.or_kinds(question, reads.texts[pid])):
+        keys[f"sort{i}"] = reads.read(reads.membership.format(kind=sort_kind), pid)
+    for i, simple in enumerate(c.answers(question)):
         keys[f"simple{i}"] = reads.read(simple["question"], pid)
     return keys
-
-
-def alternatives_named(question, text: str, c: Construction) -> list[dict]:
-    """The simple questions a passage is read with: AND, its positive's; OR, those of the
-    alternatives the passage names (an OR question names both: a passage that names neither is
-    about neither and does not answer it, as in pooling)."""
-    answers = c.answers(question)
-    if question.type == "OR":
-        return [s for s in answers if names_one_of(text, [s["subject"]])]
-    return answers
 
 
 def _labelled_row(question, pid: str, role: str, keys: dict, reads: Reads, scope: str,
@@ -385,15 +387,15 @@ def _labelled_row(question, pid: str, role: str, keys: dict, reads: Reads, scope
         verdict = reads.verdict(keys["question"])
         return row | {k: verdict[k] for k in ("answer", "answered", "p_yes")}
     member = reads.answered(keys["member"]) if "member" in keys else None
-    simples = [reads.answered(k) for name, k in keys.items() if name.startswith("simple")]
+    parts = [reads.answered(k) for name, k in keys.items() if name != "member"]
     if "member" in keys and member is None:
         answered = None  # the call failed: nothing is known of this pair
     elif question.type == "NOT":
         answered = _and(member, pid not in set(question.negatives))
-    elif question.type == "OR":
-        answered = _and(member, _or(*simples))  # names no alternative: False
-    else:
-        answered = _and(member, _or(*simples)) if simples else None
+    elif question.type == "OR":  # of either sort; naming neither, of neither
+        answered = _and(member, _or(*parts))
+    else:  # AND: the positive's simple question
+        answered = _and(member, _or(*parts)) if parts else None
     return row | {"answered": answered, "member": member}
 
 
@@ -450,7 +452,23 @@ def construction(simple: pd.DataFrame, kinds: pd.DataFrame, candidates: pd.DataF
         {r["qid"]: r for r in simple.to_dict("records") if r["status"] != "dropped"},
         {int(r["group"]): r for r in kinds.to_dict("records") if r["status"] != "dropped"},
         dict(zip(candidates["pid"], candidates["title"], strict=True)),
+        _sorts(kinds, candidates),
     )
+
+
+def _sorts(kinds: pd.DataFrame, candidates: pd.DataFrame) -> dict[str, str]:
+    """pid -> its sort of its group's kind, for the members that have one."""
+    pid_of = {(int(g), int(s)): p for g, s, p in zip(candidates["group"], candidates["slot"],
+                                                    candidates["pid"], strict=True)}  # fmt: skip
+    sorts = {}
+    for row in kinds.to_dict("records"):
+        sorts_of_members = row.get("sorts")
+        if sorts_of_members is None:  # written before sorts were named
+            continue
+        for slot, sort in zip(row["members"], sorts_of_members, strict=False):
+            if sort and (int(row["group"]), int(slot)) in pid_of:
+                sorts[pid_of[(int(row["group"]), int(slot))]] = sort
+    return sorts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,6 +541,10 @@ def judge_pools(
             else:
                 plans.append((question, pid, rank, "membership",
                               [reads.member(c.kind(question), pid)]))  # fmt: skip
+        elif question.type == "OR":
+            keys = [reads.read(reads.membership.format(kind=kind), pid)
+                    for kind in c.or_kinds(question, reads.texts[pid])]  # fmt: skip
+            plans.append((question, pid, rank, "read" if keys else "name_gate", keys))
         else:
             named = [s for s in c.answers(question)
                      if names_one_of(reads.texts[pid], [s["subject"]])]  # fmt: skip

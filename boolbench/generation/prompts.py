@@ -18,9 +18,11 @@ FIELDS = {
     "questioner_system": set(),
     "namer_system": set(),
     "kinds_system": set(),
+    "sorter_system": set(),
     "answerer_system": set(),
     "judge_system": set(),
     "kinds": {"items"},
+    "sort": {"paragraph", "subject", "kind_singular"},
     "simple": {"paragraph", "title", "subject", "kind", "kind_singular"},
     "subject": {"paragraph"},
     "and": {"question", "draft", "positive_paragraphs", "negative_paragraphs"},
@@ -39,7 +41,7 @@ TEMPLATE_FIELDS = {
     "disjunctive": {"kind"},
     "membership": {"kind"},
     "and": {"kind", "kind_singular", "predicate"},
-    "or": {"kind", "kind_singular", "first", "second"},
+    "or": {"kind", "first", "second"},
     "not": {"kind", "excluded"},
 }
 # How a prompt set writes each step (`modes:` of the set; the first choice is the default):
@@ -50,6 +52,7 @@ COMPOSED = OPERATORS  # the composed questions' prompts
 # Which system message goes with which prompt.
 SYSTEM_OF = {name: "questioner_system" for name in ("simple", *COMPOSED, "decompose")}
 SYSTEM_OF["kinds"] = "kinds_system"
+SYSTEM_OF["sort"] = "sorter_system"
 SYSTEM_OF["subject"] = "namer_system"
 SYSTEM_OF["answerer"] = "answerer_system"
 SYSTEM_OF["judge"] = "judge_system"

@@ -6,7 +6,11 @@ Artifacts:
 - questions/disjunctive.parquet: one row per group (group, cluster, qid, QUESTION_COLUMNS):
   kind (a plural noun phrase that at least two of the group's passages are, as the LLM names
   it; null if none is valid), kind_singular, members (the slots of the passages of that kind)
-  and question, the kind question ("What are some <kind>?", the `disjunctive` template).
+  and question, the kind question ("What are some <kind>?", the `disjunctive` template);
+  sorts (aligned with members): the word or two, copied from each member's passage, that say
+  which sort of the kind it is ("Hindu" of a festival, "red giant" of a star; "" when the LLM
+  gave none that holds), what OR questions ask for ("What are some Hindu or Christian
+  festivals?").
 - questions/simple.parquet: one row per candidate passage (group, cluster, slot, pid, qid,
   QUESTION_COLUMNS, subject, predicate): members get "Which <kind, singular> <predicate>?",
   whose answer is their subject (the passage's title, or the subject the LLM named when the
@@ -56,7 +60,8 @@ SIMPLE_SCHEMA = pa.schema(
 )  # fmt: skip
 DISJUNCTIVE_SCHEMA = pa.schema(
     [("group", pa.int64()), ("cluster", pa.int64()), ("qid", pa.string()), *QUESTION_FIELDS,
-     ("kind", pa.string()), ("kind_singular", pa.string()), ("members", pa.list_(pa.int32()))]
+     ("kind", pa.string()), ("kind_singular", pa.string()), ("members", pa.list_(pa.int32())),
+     ("sorts", pa.list_(pa.string()))]
 )  # fmt: skip
 ATOMIC_SCHEMAS = {"simple": SIMPLE_SCHEMA, "disjunctive": DISJUNCTIVE_SCHEMA}
 # Kinds too vague to make a question of ("What are some things other than X?").
@@ -388,7 +393,7 @@ def kind_questions(
         if kind is None:
             rows.append(base | {"question": None, "source": None, "status": "dropped",
                                 "reason": answer.reason, "kind": None, "kind_singular": None,
-                                "members": []})  # fmt: skip
+                                "members": [], "sorts": []})  # fmt: skip
             continue
         question, invalid = check_question(template.format(kind=kind.plural), [])
         rows.append(
@@ -396,7 +401,8 @@ def kind_questions(
             | {"question": None if invalid else question, "source": "template",
                "status": "dropped" if invalid else "ok",
                "reason": f"template {invalid}" if invalid else None, "kind": kind.plural,
-               "kind_singular": kind.singular, "members": list(kind.members)}
+               "kind_singular": kind.singular, "members": list(kind.members),
+               "sorts": [""] * len(kind.members)}
         )  # fmt: skip
     log.info(
         "kinds: %d of %d groups share one (%s)",
@@ -405,6 +411,132 @@ def kind_questions(
         dict(Counter(r["reason"] for r in rows if r["reason"])),
     )
     return pd.DataFrame(rows, columns=DISJUNCTIVE_SCHEMA.names)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sorts: which sort of the kind each member is ("Hindu" festival), for OR questions
+
+SORT_MAX_WORDS = 2
+SORT_PASSAGE_WORDS = 80  # what a member's sort is, its passage says first
+SORT_MAX_TOKENS = 12
+# Words that rank or size a member rather than sort it ("the brightest star", "a major city").
+VAGUE_SORTS = frozenset(
+    ["famous", "major", "large", "small", "big", "great", "important", "notable", "well-known",
+     "popular", "main", "common", "bright", "prominent", "influential", "significant",
+     "leading", "primary", "first", "second", "third", "only", "many", "several", "other",
+     "various", "single", "best", "most", "very", "good", "new", "well", "known", "type",
+     "kind", "sort", "form", "part", "member", "group", "branch", "one", "two"]
+)  # fmt: skip
+_LEADING = re.compile(r"^(?:(?:a|an|the|its|it|is|was)\s+)+", re.IGNORECASE)
+# A sort qualifies the kind ("Hindu festivals"); a noun in its place reads as another kind
+# ("overseas collectivity countries", "study sub-disciplines", "catalysis processes").
+NOUN_SORTS = frozenset(
+    ["study", "system", "area", "field", "place", "sea", "republic", "region", "theory",
+     "process", "science", "state", "territory", "nation", "land", "discipline", "subject",
+     "topic", "concept", "thing", "way", "example", "name"]
+)  # fmt: skip
+NOUN_ENDINGS = ("ity", "sis", "tion", "sion", "ment", "ness", "ship")
+
+
+def parse_sort(reply: str | None, text: str, subject: str, kind: str,
+               kind_singular: str) -> tuple[str | None, str | None]:  # fmt: skip
+    """The sort a reply names ("Hindu", from "Diwali is a Hindu festival." too), as the passage
+    writes it, or (None, reason): one or two words found in the passage, none of them the
+    kind's own, the subject's, a ranking or size ("brightest", "major") or a number, and ending
+    in a word that can qualify the kind (not a noun such as "study" or "collectivity")."""
+    value = " ".join((reply or "").split()).strip(" .,;:!\"'`")
+    value = re.sub(r"^.*?\b(?:is|was|are|were)\s+(?:an?|the)\s+", "", value, flags=re.IGNORECASE)
+    # what comes before the kind: "Portuguese" of "Portuguese island country."
+    kind_words = set(content_words(kind) + content_words(kind_singular))
+    tokens = value.split()
+    found = [i for i, w in enumerate(tokens) if words(w)[:1] and words(w)[0] in kind_words]
+    if found:
+        value = " ".join(tokens[: found[0]])
+    value = _LEADING.sub("", value).strip(" .,;:-")
+    have = words(value)
+    if not have:
+        return None, "no_sort"
+    if len(have) > SORT_MAX_WORDS:
+        return None, "not_one_sort"
+    # "Chinese" says no more than "rivers in China"
+    own = {w[:4] for w in kind_words} | set(words(subject))
+    if any(w[:4] in own or w in own for w in have):
+        return None, "names_the_kind_or_subject"
+    vague = VAGUE_SORTS | VAGUE_KINDS
+    if any(w in vague or w.endswith("est") or w[0].isdigit() for w in have):
+        return None, "vague_sort"
+    if have[-1] in NOUN_SORTS or have[-1].endswith(NOUN_ENDINGS):
+        return None, "not_a_modifier"
+    pattern = r"\W+".join(map(re.escape, value.split()))
+    match = re.search(rf"(?<![\w-]){pattern}(?![\w-])", text, re.IGNORECASE)
+    if not match:
+        return None, "not_in_the_passage"
+    return match.group(0), None
+
+
+@dataclass(frozen=True)
+class SortAsk:
+    """One member whose sort is asked: its passage, subject and group's kind."""
+
+    text: str
+    subject: str
+    kind: str
+    kind_singular: str
+
+
+def member_sorts(
+    kinds: pd.DataFrame,
+    candidates: pd.DataFrame,
+    llm: LLMClient,
+    prompt: Prompt,
+    settings: GenerationSettings,
+) -> pd.DataFrame:
+    """The kinds with each member's sort (column sorts, aligned with members; "" where the reply
+    gives none that holds): one call per member, no retry (a member without a sort is simply
+    not an OR alternative)."""
+    kinds = kinds.copy()
+    passages = candidates.set_index(["group", "slot"])
+    asks: dict[tuple[str, int], SortAsk] = {}
+    for row in kinds[kinds["status"] != "dropped"].itertuples():
+        for slot in row.members:
+            passage = passages.loc[(int(row.group), int(slot))]
+            asks[(row.qid, int(slot))] = SortAsk(passage["text"], _subject_of(passage["title"]),
+                                                 row.kind, row.kind_singular)  # fmt: skip
+
+    def request(key: tuple[str, int], attempt: int) -> ChatRequest:
+        ask = asks[key]
+        paragraph = shorten(ask.text, SORT_PASSAGE_WORDS)
+        return ChatRequest(
+            f"sort|{key[0]}|{key[1]}",
+            prompt.messages(
+                paragraph=paragraph, subject=ask.subject, kind_singular=ask.kind_singular
+            ),
+            seed=settings.seed,
+            max_tokens=SORT_MAX_TOKENS,
+            temperature=0.0,
+        )
+
+    def check(key: tuple[str, int], result) -> tuple[str | None, str | None]:
+        ask = asks[key]
+        return parse_sort(result.content, ask.text, ask.subject, ask.kind, ask.kind_singular)
+
+    answers = ask_until_valid(llm, list(asks), request, check)
+    kinds["sorts"] = [
+        [(answers[(qid, int(s))].value or "") if (qid, int(s)) in answers else "" for s in members]
+        for qid, members in zip(kinds["qid"], kinds["members"], strict=True)
+    ]
+    log.info(
+        "sorts: %d of %d members have one (%s)",
+        sum(bool(a.value) for a in answers.values()),
+        len(answers),
+        dict(Counter(a.reason for a in answers.values() if a.reason)),
+    )
+    return kinds
+
+
+def _subject_of(title) -> str:
+    """What the sort prompt calls a member: its title's subject, else "It"."""
+    return subject_of_title(title) if isinstance(title, str) and title.strip() else "It"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from boolbench.generation.questions import (
     ATOMIC_SCHEMAS,
     GenerationSettings,
     kind_questions,
+    member_sorts,
     simple_questions,
 )
 from boolbench.io import write_table_atomic, write_text_atomic
@@ -60,11 +61,12 @@ def atomic_step(
     kinds: PathLike | None = None,
     subject_prompt: dict | None = None,
     member_judge: dict | None = None,
+    sort_prompt: dict | None = None,
 ) -> None:
     """One shard of the groups' atomic questions: `disjunctive`, the kind the group's passages
     share (its question rendered from `template`; with `member_judge` (the job's params:
     prompt, answerer section, max_passage_words, membership template, lead_words) its members
-    are those the judge reads as of it), or
+    are those the judge reads as of it; with `sort_prompt` each member's sort is named), or
     `simple`, a question per member of the kind read from `kinds` (subjects named with
     `subject_prompt` where titles cannot)."""
     cands = in_shard(pd.read_parquet(candidates), shard)
@@ -76,6 +78,8 @@ def atomic_step(
                 table, cands, llm, Prompt(**judge["prompt"]), judge["answerer"],
                 judge["membership"], judge["lead_words"],
             )  # fmt: skip
+        if sort_prompt is not None:
+            table = member_sorts(table, cands, llm, Prompt(**sort_prompt), settings)
     else:
         subject = Prompt(**subject_prompt) if subject_prompt else None
         kind_rows = in_shard(pd.read_parquet(kinds), shard)
