@@ -954,6 +954,11 @@ def test_or_needs_two_sorts_and_skips_overlapping_ones():
     negatives = {p.draft: p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=3))}
     assert negatives["What are some Chinese or Russian rivers?"] == []
     assert negatives["What are some Chinese or English rivers?"] == ["b"]
+    # a sort that is part of a member's name names that member, not a sort of the set
+    g = river_group(["Cleopatra", "Ptolemaic Kingdom", "Odrysian kingdom"],
+                    sorts=["Ptolemaic", "Hellenistic", "Thracian"])  # fmt: skip
+    drafts = [p.draft for p in plan_or(g, [OR_FORM], settings(per_group=3))]
+    assert drafts == ["What are some Hellenistic or Thracian rivers?"]
     # two sorts only: one question, without negatives
     (plan,) = plan_or(river_group(["A", "B"], sorts=["Chinese", "Russian"]), [OR_FORM],
                       settings())  # fmt: skip

@@ -183,15 +183,21 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     naming two members and asking about each reads as two questions). Positives: the members
     of either sort; negatives: the members of another sort whose passage names neither (none
     when the group has two sorts only). A member without a sort, or of another sort but naming
-    one of the two, is left unlabelled (pooling judges it when a model retrieves it). A pair
-    whose one sort contains the other ("German", "German-American") is not asked."""
+    one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
+    that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set,
+    and a pair whose one sort contains the other ("German", "German-American") is not asked.
+    The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
+    ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical."""
     if g.kind is None:
         return _none("OR", g, "no_kind")
     rng = _rng(settings.seed, g.group, "OR")
     by_sort: dict[str, list[int]] = {}
     written: dict[str, str] = {}
+    subjects = tuple(g.simple[s]["subject"] for s in g.members
+                     if isinstance((g.simple.get(s) or {}).get("subject"), str))  # fmt: skip
     for slot, sort in g.sorts().items():
-        if sort:
+        # "Ptolemaic" of Cleopatra beside the member "Ptolemaic Kingdom" names that member
+        if sort and not any(mentions(subject, sort) for subject in subjects):
             by_sort.setdefault(sort.lower(), []).append(slot)
             written.setdefault(sort.lower(), sort)
     if len(by_sort) < 2:
@@ -199,8 +205,6 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     pairs = [(a, b) for a, b in itertools.combinations(by_sort, 2) if not _overlap(a, b)]
     if not pairs:
         return _none("OR", g, "overlapping_sorts")
-    subjects = tuple(g.simple[s]["subject"] for s in g.members
-                     if isinstance((g.simple.get(s) or {}).get("subject"), str))  # fmt: skip
     plans = []
     for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
         a, b = pairs[int(index)]
