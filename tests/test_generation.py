@@ -938,12 +938,15 @@ def test_or_widens_the_kind_over_two_sorts():
     assert "Amur" in plan.answers
 
 
-def test_or_needs_two_sorts_and_skips_overlapping_ones():
+def test_or_pairs_two_sorts_of_one_attribute():
     from boolbench.generation.compose import plan_or
 
-    # "German" inside "German-American": a German-American is not asked against Germans
-    g = river_group(["A", "B", "C"], sorts=["German", "German-American", "French"])
-    drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=3)))
+    # two values of one attribute: both proper ("German", "French") or both common; sorts that
+    # share a word ("German", "German-American") or mix a nationality with a field
+    # ("theoretical or French") are not paired
+    g = river_group(["A", "B", "C", "D"],
+                    sorts=["German", "German-American", "French", "theoretical"])  # fmt: skip
+    drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6)))
     assert drafts == ["What are some German or French rivers?",
                       "What are some German-American or French rivers?"]  # fmt: skip
     # a member of another sort whose passage names one of the two is no negative: whether it
@@ -967,7 +970,7 @@ def test_or_needs_two_sorts_and_skips_overlapping_ones():
     assert none.reason == "fewer_than_two_sorts"
     (none,) = plan_or(river_group(["A", "B"], sorts=["German", "German-American"]), [OR_FORM],
                       settings())  # fmt: skip
-    assert none.reason == "overlapping_sorts"
+    assert none.reason == "no_comparable_sorts"
 
 
 def test_a_sort_is_a_word_or_two_of_the_passage_that_sorts_the_kind():

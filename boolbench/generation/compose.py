@@ -49,7 +49,7 @@ from boolbench.generation.questions import (
     outcome_columns,
     shorten,
 )
-from boolbench.generation.validation import content_words, mentions
+from boolbench.generation.validation import content_words, mentions, words
 from boolbench.llm import LLMClient
 
 _LIST = pa.list_(pa.string())
@@ -184,8 +184,8 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     of either sort; negatives: the members of another sort whose passage names neither (none
     when the group has two sorts only). A member without a sort, or of another sort but naming
     one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
-    that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set,
-    and a pair whose one sort contains the other ("German", "German-American") is not asked.
+    that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set;
+    only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
     ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical."""
     if g.kind is None:
@@ -202,9 +202,10 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
             written.setdefault(sort.lower(), sort)
     if len(by_sort) < 2:
         return _none("OR", g, "fewer_than_two_sorts")
-    pairs = [(a, b) for a, b in itertools.combinations(by_sort, 2) if not _overlap(a, b)]
+    pairs = [(a, b) for a, b in itertools.combinations(by_sort, 2)
+             if _comparable(written[a], written[b])]  # fmt: skip
     if not pairs:
-        return _none("OR", g, "overlapping_sorts")
+        return _none("OR", g, "no_comparable_sorts")
     plans = []
     for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
         a, b = pairs[int(index)]
@@ -228,9 +229,14 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     return plans
 
 
-def _overlap(first: str, second: str) -> bool:
-    """True when one name contains the other ("Cyprus", "Northern Cyprus")."""
-    return mentions(first, second) or mentions(second, first)
+def _comparable(first: str, second: str) -> bool:
+    """True when two sorts are two values of one attribute, as annotators read them: both
+    proper ("Hindu", "Christian") or both common ("deciduous", "evergreen"), and sharing no
+    word. "theoretical or French physicists" mixes a field with a nationality; "German-British
+    or German theoretical" overlaps; both read as odd questions."""
+    return first[:1].isupper() == second[:1].isupper() and not set(words(first)) & set(
+        words(second)
+    )
 
 
 def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
