@@ -16,8 +16,7 @@ What it reads (`filter.scope`, per type):
   positive's simple question; OR: of the kind and of either sort (the membership template of
   each sort the passage names, "Hindu festivals", read with the whole passage; one that names
   neither is of neither, unread); NOT: of the kind (the exclusion names the excluded member, so
-  it holds by construction). Small
-  answerers read these far better than composed questions.
+  it holds by construction). Small answerers read these far better than composed questions.
 - question (the paper): the composed question itself.
 Filter verdicts (`filter.mode`): default: every positive answers (the paper); strict: also
 every negative refuses, and (expression scope) AND and NOT negatives are of the kind, so that
