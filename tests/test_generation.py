@@ -32,6 +32,7 @@ from boolbench.generation.questions import (
     parse_kind,
     parse_sort,
     simple_questions,
+    sorts_of,
 )
 from boolbench.generation.steps import judge_step, written_step
 from boolbench.generation.validation import check_question
@@ -930,6 +931,9 @@ def test_or_widens_the_kind_over_two_sorts():
     assert (plan.positives, plan.negatives) == (["a", "b", "c"], ["d"])
     assert plan.operand_texts == ["What are some Chinese rivers?", "What are some Russian rivers?"]
     assert plan.operand_qids == ["disj-00000/Chinese", "disj-00000/Russian"]
+    # what the judge reads back: the two sorts (none of an imported question's operands)
+    assert sorts_of(plan.operand_qids) == ["Chinese", "Russian"]
+    assert sorts_of(["q12", "q13"]) == []
     # a rewrite (compose mode llm) must keep both sorts and may not name a member
     assert all(check(plan.draft) is None for check in plan.checks)
     assert [check("What are some Chinese rivers?") for check in plan.checks][1] == (

@@ -48,6 +48,7 @@ from boolbench.generation.questions import (
     log_outcomes,
     outcome_columns,
     shorten,
+    sort_qid,
 )
 from boolbench.generation.validation import content_words, mentions, words
 from boolbench.llm import LLMClient
@@ -217,8 +218,7 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
                 positives=[g.pid(s) for s in g.members if s in chosen],
                 negatives=[g.pid(s) for sort, slots in by_sort.items() if sort not in (a, b)
                            for s in slots if not g.names_either(s, first, second)],
-                operand_qids=[f"{disjunctive_qid(g.group)}/{first}",
-                              f"{disjunctive_qid(g.group)}/{second}"],
+                operand_qids=[sort_qid(g.group, first), sort_qid(g.group, second)],
                 operand_texts=[g.of_sort(first), g.of_sort(second)],
                 draft=_form(forms, rng).format(kind=g.kind["kind"], first=first, second=second),
                 answers=subjects,  # the question names none of its answers

@@ -55,7 +55,7 @@ import pyarrow as pa
 
 from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.questions import shorten, subject_of_title
+from boolbench.generation.questions import shorten, sorts_of, subject_of_title
 from boolbench.generation.validation import is_refusal, mentions, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
@@ -336,15 +336,14 @@ class Construction:
     simple: dict[str, dict]
     kinds: dict[int, dict]
     titles: dict[str, str | None]
-    sorts: dict[str, str] = field(default_factory=dict)  # pid -> its sort of the kind
 
     def or_kinds(self, question, text: str) -> list[str]:
-        """The sorts of an OR question (its positives') that `text` names, each as a kind
+        """The sorts of an OR question (its operands) that `text` names, each as a kind
         ("Hindu festivals"): what a passage is read with. A passage that names neither sort
         cannot state that it is of either. None for another type."""
         if question.type != "OR":
             return []
-        sorts = dict.fromkeys(self.sorts[p] for p in question.positives if self.sorts.get(p))
+        sorts = sorts_of(question.operand_qids)
         return [f"{sort} {self.kind(question)}" for sort in sorts if mentions(text, sort)]
 
     def kind(self, question) -> str | None:
@@ -451,23 +450,7 @@ def construction(simple: pd.DataFrame, kinds: pd.DataFrame, candidates: pd.DataF
         {r["qid"]: r for r in simple.to_dict("records") if r["status"] != "dropped"},
         {int(r["group"]): r for r in kinds.to_dict("records") if r["status"] != "dropped"},
         dict(zip(candidates["pid"], candidates["title"], strict=True)),
-        _sorts(kinds, candidates),
     )
-
-
-def _sorts(kinds: pd.DataFrame, candidates: pd.DataFrame) -> dict[str, str]:
-    """pid -> its sort of its group's kind, for the members that have one."""
-    pid_of = {(int(g), int(s)): p for g, s, p in zip(candidates["group"], candidates["slot"],
-                                                    candidates["pid"], strict=True)}  # fmt: skip
-    sorts = {}
-    for row in kinds.to_dict("records"):
-        sorts_of_members = row.get("sorts")
-        if sorts_of_members is None:  # written before sorts were named
-            continue
-        for slot, sort in zip(row["members"], sorts_of_members, strict=False):
-            if sort and (int(row["group"]), int(slot)) in pid_of:
-                sorts[pid_of[(int(row["group"]), int(slot))]] = sort
-    return sorts
 
 
 # ---------------------------------------------------------------------------------------------

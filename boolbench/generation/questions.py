@@ -654,3 +654,14 @@ def simple_qid(group: int, slot: int) -> str:
 
 def disjunctive_qid(group: int) -> str:
     return f"disj-{group:05d}"
+
+
+def sort_qid(group: int, sort: str) -> str:
+    """The operand of an OR question that asks for one sort of the group's kind:
+    "disj-00012/Hindu" ("What are some Hindu festivals?")."""
+    return f"{disjunctive_qid(group)}/{sort}"
+
+
+def sorts_of(operand_qids) -> list[str]:
+    """The sorts an OR question asks for, read back from its operands (sort_qid)."""
+    return [qid.split("/", 1)[1] for qid in operand_qids if "/" in qid]
