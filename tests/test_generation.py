@@ -992,6 +992,15 @@ def test_a_sort_is_a_word_or_two_of_the_passage_that_sorts_the_kind():
     fiji = "Fiji is an overseas collectivity of France, a territory of islands."
     for noun in ("overseas collectivity", "territory"):
         assert parse_sort(noun, fiji, "Fiji", "countries", "country")[1] == "not_a_modifier"
+    clothes = ("Underwear, undergarments, or underclothes are items of clothing; a dryer is a "
+               "household appliance.")  # fmt: skip
+    for noun in ("undergarments", "household appliance"):
+        assert parse_sort(noun, clothes, "Underwear", "clothing", "clothing")[1] == (
+            "not_a_modifier"
+        )
+    renaissance = "Titian was an Italian Renaissance painter; Swiss and igneous too."
+    for sort in ("Renaissance", "Swiss", "igneous"):
+        assert parse_sort(sort, renaissance, "Titian", "painters", "painter") == (sort, None)
     star = "Arcturus is a red giant star in the northern constellation of Bootes."
     assert parse_sort("red giant star", star, "Arcturus", "stars", "star") == ("red giant", None)
     assert parse_sort("brightest", star, "Arcturus", "stars", "star")[1] == "vague_sort"

@@ -436,6 +436,10 @@ NOUN_SORTS = frozenset(
      "topic", "concept", "thing", "way", "example", "name"]
 )  # fmt: skip
 NOUN_ENDINGS = ("ity", "sis", "tion", "sion", "ment", "ness", "ship")
+# Endings of common nouns only ("appliance", "undergarments"): a proper word may end so and
+# qualify ("Renaissance painters", "Swiss banks").
+COMMON_NOUN_ENDINGS = ("ance", "ence", "s")
+ADJECTIVE_S_ENDINGS = ("ss", "us", "is", "ous")  # "gneiss", "igneous": not plurals
 
 
 def parse_sort(reply: str | None, text: str, subject: str, kind: str,
@@ -465,13 +469,24 @@ def parse_sort(reply: str | None, text: str, subject: str, kind: str,
     vague = VAGUE_SORTS | VAGUE_KINDS
     if any(w in vague or w.endswith("est") or w[0].isdigit() for w in have):
         return None, "vague_sort"
-    if have[-1] in NOUN_SORTS or have[-1].endswith(NOUN_ENDINGS):
+    if have[-1] in NOUN_SORTS or have[-1].endswith(NOUN_ENDINGS) or _common_noun(value):
         return None, "not_a_modifier"
     pattern = r"\W+".join(map(re.escape, value.split()))
     match = re.search(rf"(?<![\w-]){pattern}(?![\w-])", text, re.IGNORECASE)
     if not match:
         return None, "not_in_the_passage"
     return match.group(0), None
+
+
+def _common_noun(value: str) -> bool:
+    """True when a sort's last word is a common noun by its ending: a plural
+    ("undergarments clothing") or an -ance/-ence noun ("household appliance")."""
+    last = value.split()[-1]
+    return (
+        last.islower()
+        and last.endswith(COMMON_NOUN_ENDINGS)
+        and not last.endswith(ADJECTIVE_S_ENDINGS)
+    )
 
 
 @dataclass(frozen=True)
