@@ -145,6 +145,13 @@ def _check_consistency(corpus: dict, where: str, source: str) -> None:
             raise ConfigError(f"{source}: {where}.path: a list of files needs source 'pdf'")
         if corpus["reference"] is not None:
             raise ConfigError(f"{source}: {where}.reference: only a pdf corpus has references")
+    window, sizes = corpus["document_grouping"]["window"], corpus["candidates"]["sizes"]
+    if corpus["grouping"] == "document" and window < min(sizes):
+        raise ConfigError(
+            f"{source}: {where}.document_grouping.window: {window} passages per document group "
+            f"cannot give a candidate group of candidates.sizes {sizes}; set the window to at "
+            f"least {min(sizes)}, or lower the sizes"
+        )
     clustering = corpus["clustering"]
     has_n, has_threshold = (
         clustering["n_clusters"] is not None,

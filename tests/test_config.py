@@ -54,6 +54,10 @@ def test_corpus_sections_override_only_their_keys():
         (minimal(clustering={"linkage": "ward", "metric": "cosine"}), "ward linkage needs"),
         (minimal(clustering={"sample_size": 50, "n_clusters": 60}), "cannot be formed"),
         ({"corpora": {"bad name": {"source": "vital_articles"}}}, "does not match"),
+        (
+            minimal(grouping="document", candidates={"sizes": [5]}),
+            "corpora.c.document_grouping.window: 3 passages per document group cannot give",
+        ),
     ],
 )
 def test_invalid_configs_name_the_key(config, message):
@@ -78,6 +82,7 @@ def test_shipped_config_is_valid():
 # before keep their groups). Any other value it restates must be the schema's default, so that
 # the two cannot drift apart.
 SHIPPED_CHOICES = {"encoder.precision", "candidates.n_groups", "candidates.sizes",
+                   "document_grouping.window",
                    "candidates.draw"}  # fmt: skip
 
 

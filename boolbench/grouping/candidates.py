@@ -86,7 +86,8 @@ def draw_candidates(
         raise ConfigError(
             f"candidates.n_groups={n_groups}, but only {len(order)} groups have at least "
             f"{min(sizes)} passages; lower n_groups (or null for all) or form more groups "
-            "(a larger clustering.sample_size or more n_clusters)"
+            "(a larger clustering.sample_size or more n_clusters; with grouping document, "
+            "more documents of at least document_grouping.window passages)"
         )
     rows = []
     for group, cluster in enumerate(order[:n_groups]):
