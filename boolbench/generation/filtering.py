@@ -89,6 +89,7 @@ class AnswererSettings:
 
     method: str = "judge"
     threshold: float = 0.4
+    membership_threshold: float = 0.6  # of a membership read of a passage's lead (Reads.member)
     scope: dict = field(default_factory=lambda: dict.fromkeys(OPERATORS, "expression"))
     answer_max_tokens: int = 96
     temperature: float = 0.0
@@ -268,7 +269,13 @@ class Reads:
         self.pairs = {}
 
     def answered(self, key: tuple) -> bool | None:
-        return self.verdicts[key]["answered"]
+        """The verdict of a read; a membership read of a lead (`member`) holds at the stricter
+        membership_threshold: at the judge's threshold the 1.5B takes what is related to a kind
+        for one of it ("Dracula" among novelists, "Enzyme" among biological processes)."""
+        verdict = self.verdicts[key]
+        if key[0] == "member" and verdict["p_yes"] is not None:
+            return verdict["p_yes"] >= self.settings.membership_threshold
+        return verdict["answered"]
 
     def verdict(self, key: tuple) -> dict:
         return self.verdicts[key]
@@ -536,7 +543,7 @@ def judge_pools(
     rows = []
     for question, pid, rank, method, keys in plans:
         verdicts = [reads.verdict(k) for k in keys]
-        relevant = _or(*(v["answered"] for v in verdicts)) if keys else False
+        relevant = _or(*(reads.answered(k) for k in keys)) if keys else False
         scores = [v["p_yes"] for v in verdicts if v["p_yes"] is not None]
         rows.append(
             {"qid": question.qid, "type": question.type, "pid": pid, "rank": int(rank),
