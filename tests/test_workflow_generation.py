@@ -301,7 +301,7 @@ def test_end_to_end_on_the_embedded_model(workflow):
             candidates={"n_groups": 1},
             # the 135M model's judgements are near chance: keep what it does not refuse, so
             # that the decomposition has questions to work on
-            filter={"mode": "default", "threshold": 0.01},
+            filter={"mode": "default", "threshold": 0.01, "membership_threshold": 0.01},
         )
     )
     # Generation, filtering and the decomposition on the real model; not the evaluation.
