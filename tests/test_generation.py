@@ -1024,13 +1024,14 @@ def test_a_simple_question_true_of_another_member_is_asked_again():
     assert check("Which poet is known as the __ of Tang?") == "copies_the_mask"
 
 
-def test_a_membership_read_holds_at_the_stricter_membership_threshold():
-    # P(yes) 0.5: a read of the question holds at the judge's threshold (0.4); a membership
-    # read of a lead does not (0.6): the 1.5B takes what is related to a kind for one of it
+def test_a_membership_read_holds_at_the_stricter_membership_threshold(tmp_path):
+    # P(yes) 0.5 to both: a read of the question holds at the judge's threshold (0.4); a
+    # membership read of a lead does not (0.6): the 1.5B takes what is related to a kind for
+    # one of it
     reads = Reads({"p": "Dracula is an 1897 Gothic horror novel."}, {"p": "Dracula"},
                   MEMBERSHIP_TEMPLATE, answerer(), LEAD_WORDS)  # fmt: skip
     member, read = reads.member("novelists", "p"), reads.read("Which novel ...?", "p")
-    verdict = {"answer": "yes", "answered": True, "p_yes": 0.5, "prompt_hash": "h", "model": "m"}
-    reads.verdicts = {member: verdict, read: verdict}
-    reads.pairs = {}
+    with FakeOpenAIServer(responder=lambda body: ("yes", {"yes": 0.5, "no": 0.5})) as server:
+        reads.run(scripted_client(server, tmp_path), prompt("judge"))
+    assert reads.verdict(member)["p_yes"] == reads.verdict(read)["p_yes"] == 0.5
     assert (reads.answered(member), reads.answered(read)) == (False, True)

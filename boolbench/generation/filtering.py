@@ -120,11 +120,13 @@ class PoolSettings:
 
 @dataclass(frozen=True)
 class Pair:
-    """One question asked of one passage; `key` identifies the row it fills."""
+    """One question asked of one passage; `key` identifies the row it fills. A judge's P(yes)
+    counts as answered at `threshold` (None: the settings' `threshold`)."""
 
     key: tuple
     question: str
     pid: str
+    threshold: float | None = None
 
 
 def p_yes(result: ChatResult) -> float | None:
@@ -168,7 +170,7 @@ def ask(
         )
 
     def check(i: int, result: ChatResult) -> tuple[dict, None]:
-        return _verdict(result, settings, prompt, llm.model_name), None
+        return _verdict(result, settings, prompt, llm.model_name, pairs[i].threshold), None
 
     order = sorted(range(len(pairs)), key=lambda i: (pairs[i].pid, i))
     answers = ask_until_valid(llm, order, request, check) if pairs else {}
@@ -176,8 +178,10 @@ def ask(
     return [answers[i].value or failed for i in range(len(pairs))]
 
 
-def _verdict(result: ChatResult | None, settings: AnswererSettings, prompt: Prompt, model: str):
-    """The verdict columns of one reply (None: the call failed, nothing is known)."""
+def _verdict(result: ChatResult | None, settings: AnswererSettings, prompt: Prompt, model: str,
+             threshold: float | None = None):  # fmt: skip
+    """The verdict columns of one reply (None: the call failed, nothing is known); a judge's
+    P(yes) counts at `threshold` (None: the settings')."""
     columns = {"answer": None, "answered": None, "p_yes": None,
                "prompt_hash": prompt.hash, "model": model}  # fmt: skip
     if result is None:
@@ -186,7 +190,8 @@ def _verdict(result: ChatResult | None, settings: AnswererSettings, prompt: Prom
     if settings.method == "judge":
         probability = p_yes(result)
         columns["p_yes"] = probability
-        columns["answered"] = None if probability is None else probability >= settings.threshold
+        threshold = settings.threshold if threshold is None else threshold
+        columns["answered"] = None if probability is None else probability >= threshold
     else:
         columns["answered"] = not is_refusal(result.content)
     return columns
@@ -258,7 +263,11 @@ class Reads:
             title = self.titles.get(pid)
             text = shorten(self.texts[pid], self.lead_words)
             self.passages[lead] = f"{title}: {text}" if isinstance(title, str) and title else text
-            self.pairs[key] = Pair(key, self.membership.format(kind=kind), lead)
+            # Stricter than the judge's other reads: at its threshold the 1.5B takes what is
+            # related to a kind for one of it ("Dracula" among novelists, "Enzyme" among
+            # biological processes).
+            self.pairs[key] = Pair(key, self.membership.format(kind=kind), lead,
+                                   self.settings.membership_threshold)  # fmt: skip
         return key
 
     def run(self, llm: LLMClient, prompt: Prompt) -> None:
@@ -269,13 +278,7 @@ class Reads:
         self.pairs = {}
 
     def answered(self, key: tuple) -> bool | None:
-        """The verdict of a read; a membership read of a lead (`member`) holds at the stricter
-        membership_threshold: at the judge's threshold the 1.5B takes what is related to a kind
-        for one of it ("Dracula" among novelists, "Enzyme" among biological processes)."""
-        verdict = self.verdicts[key]
-        if key[0] == "member" and verdict["p_yes"] is not None:
-            return verdict["p_yes"] >= self.settings.membership_threshold
-        return verdict["answered"]
+        return self.verdicts[key]["answered"]
 
     def verdict(self, key: tuple) -> dict:
         return self.verdicts[key]
