@@ -1,6 +1,6 @@
 """What the Snakemake process itself does around a run (its `onstart`, `onsuccess` and
-`onerror` handlers): pass stop signals on to the jobs, and note the run in its folder so that a
-second run there is told who holds it."""
+`onerror` handlers): pass stop signals on to the jobs, note the run in its folder so that a
+second run there is told who holds it, and make sure a failed job is redone."""
 
 from __future__ import annotations
 
@@ -42,6 +42,23 @@ def forward_stop_signals() -> None:
                 os.kill(os.getpid(), sig)
 
         signal.signal(signum, forward)
+
+
+def forget_unfinished_jobs(workflow) -> None:
+    """Drop Snakemake's records of the jobs this run planned and did not finish (onerror).
+
+    Snakemake 9 records a failed or stopped job as finished, with the checksums of the inputs
+    it failed on (snakemake/snakemake#3808). Inputs are compared by checksum (the profiles'
+    max-checksum-file-size), so the next run took such a job for done whenever its outputs
+    were missing but its consumers' were there: a judge stopped after the questions changed
+    left the old judgements under the new questions, and the rerun said nothing was to be
+    done. A job without a record is rerun; a planned job that never started loses a record it
+    would have replaced anyway."""
+    dag = getattr(workflow, "dag", None)  # None when the run failed before its DAG was built
+    if dag is None or not workflow.is_main_process:
+        return
+    for job in dag.needrun_jobs(exclude_finished=True):
+        workflow.persistence.cleanup(job)
 
 
 def _record_path(pid: int | None = None) -> Path:

@@ -209,6 +209,34 @@ def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
         flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
 
 
+def test_a_judge_that_failed_on_new_questions_is_redone(scripted):
+    # Same settings, new questions (a fifth group): the judge fails on them and the rerun must
+    # judge them, not keep the old judgements under the new questions (Snakemake records the
+    # failed job as done with its new inputs' checksums; see running.forget_unfinished_jobs).
+    flow, server = scripted
+    config = scripted_config(server, candidates={"n_groups": 4})
+    flow.write_config(config)
+    target = artifact("all_questions", corpus="tiny")
+    written = artifact("written_questions", corpus="tiny")
+    flow.run(target)
+    config["candidates"]["n_groups"] = 5
+    try:
+        flow.write_config(config)
+        flow.run(written)  # the generation stages, so that the judge's is the next LLM call
+        server.start_outage("500")
+        failed = flow.run(target, check=False)
+        server.end_outage()
+        assert "boolbench: rule judge_questions failed" in failed.stderr
+        flow.run(target)
+        questions = set(pd.read_parquet(flow.path(written))["qid"])
+        judged = set(pd.read_parquet(flow.path(artifact("answers", corpus="tiny")))["qid"])
+        assert 4 in set(pd.read_parquet(flow.path(written))["group"])
+        assert questions == judged
+    finally:
+        server.end_outage()
+        flow.write_config(scripted_config(server, candidates={"n_groups": 4}))
+
+
 def start_on_a_hung_endpoint(flow, server, model: str):
     """Snakemake started on the LLM stages, once its first LLM job waits on an endpoint that
     never answers."""
