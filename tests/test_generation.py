@@ -916,6 +916,26 @@ def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = N
 OR_FORM = "What are some {first} or {second} {kind}?"
 
 
+def test_members_are_distinct_things():
+    # Two passages of one thing (two paragraphs of the Volga's article) are one member: the
+    # second carries no label. A NOT question excluding the Volga must not count the other
+    # Volga paragraph a right answer, nor an AND question its other paragraph a negative.
+    from boolbench.generation.compose import plan_and, plan_not, plan_or
+
+    g = river_group(["Volga", "Thames", "volga"], sorts=["Russian", "English", "Russian"])
+    assert g.members == [0, 1]
+    assert g.sorts() == {0: "Russian", 1: "English"}
+    nots = plan_not(g, ["Which {kind} are there besides {excluded}?"], settings(per_group=3))
+    assert sorted((p.positives, p.negatives) for p in nots) == [(["a"], ["b"]), (["b"], ["a"])]
+    ands = plan_and(g, ["Which {kind_singular} {predicate}?"], settings(per_group=3))
+    assert all("c" not in p.positives + p.negatives for p in ands)
+    # all one thing (passages of one article): no question
+    one = river_group(["Drought of 2022", "Drought of 2022", "Drought of 2022"])
+    for plan in (plan_and, plan_or, plan_not):
+        (none,) = plan(one, [OR_FORM], settings())
+        assert none.reason == "members_are_one_thing"
+
+
 def test_or_widens_the_kind_over_two_sorts():
     # "What are some Chinese or Russian rivers?": the members of either sort are the
     # positives, those of another sort the negatives, one without a sort is left unlabelled.

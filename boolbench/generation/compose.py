@@ -97,7 +97,31 @@ class Group:
 
     @property
     def members(self) -> list[int]:
+        """The kind's members, one passage per subject: a second passage of the same thing (two
+        paragraphs of one article, both titled by it) is no second member of the set, and as a
+        label it would contradict the first (a NOT question's positive about the excluded
+        thing, an AND negative that meets the constraint). It is left unlabelled."""
+        seen: set[str] = set()
+        members = []
+        for slot in self._listed():
+            subject = (self.simple.get(slot) or {}).get("subject")
+            key = subject.casefold().strip() if isinstance(subject, str) else None
+            if key is None or key not in seen:
+                members.append(slot)
+            if key:
+                seen.add(key)
+        return members
+
+    def _listed(self) -> list[int]:
+        """The members the kinds job found, in its order (that of `sorts`)."""
         return [int(s) for s in self.kind["members"]] if self.kind else []
+
+    def no_set(self) -> str | None:
+        """Why the group gives no question of its kind, or None: no kind, or members that are
+        all one thing (passages of one article)."""
+        if self.kind is None:
+            return "no_kind"
+        return "members_are_one_thing" if len(self.members) < 2 else None
 
     def pid(self, slot: int) -> str:
         return self.candidates.loc[self.candidates["slot"] == slot, "pid"].iloc[0]
@@ -113,7 +137,8 @@ class Group:
         """Each member's sort of the kind ("" where it has none)."""
         sorts = self.kind.get("sorts") if self.kind else None
         sorts = [] if sorts is None else list(sorts)
-        return {s: (sorts[i] if i < len(sorts) else "") for i, s in enumerate(self.members)}
+        listed = {s: (sorts[i] if i < len(sorts) else "") for i, s in enumerate(self._listed())}
+        return {s: listed[s] for s in self.members}
 
     def of_sort(self, sort: str) -> str:
         """The kind question asked of one sort: "What are some Hindu festivals?"."""
@@ -152,8 +177,8 @@ def _none(operator: str, g: Group, reason: str) -> list[Plan]:
 def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
     """AND: each chosen member is the positive of "Which <kind> <its predicate>?"; the other
     members are its negatives (of the kind, without the constraint)."""
-    if g.kind is None:
-        return _none("AND", g, "no_kind")
+    if reason := g.no_set():
+        return _none("AND", g, reason)
     rng = _rng(settings.seed, g.group, "AND")
     asked = g.asked()
     if not asked:
@@ -189,8 +214,8 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
     ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical."""
-    if g.kind is None:
-        return _none("OR", g, "no_kind")
+    if reason := g.no_set():
+        return _none("OR", g, reason)
     rng = _rng(settings.seed, g.group, "OR")
     by_sort: dict[str, list[int]] = {}
     written: dict[str, str] = {}
@@ -242,8 +267,8 @@ def _comparable(first: str, second: str) -> bool:
 def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
     """NOT: each chosen member is excluded by name from "Which <kind> are there besides
     <subject>?" and is its negative; the other members are its positives."""
-    if g.kind is None:
-        return _none("NOT", g, "no_kind")
+    if reason := g.no_set():
+        return _none("NOT", g, reason)
     rng = _rng(settings.seed, g.group, "NOT")
     named = [s for s in g.members if isinstance((g.simple.get(s) or {}).get("subject"), str)]
     if not named:
