@@ -981,6 +981,12 @@ def test_or_pairs_two_sorts_of_one_attribute():
     negatives = {p.draft: p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=3))}
     assert negatives["What are some Chinese or Russian rivers?"] == []
     assert negatives["What are some Chinese or English rivers?"] == ["b"]
+    # a member of a sort sharing a word with one of the two is no negative either: a "Greek"
+    # mathematician may well be an "Ancient Greek" one
+    g = river_group(["A", "B", "C", "D"], sorts=["Ancient Greek", "Roman", "Greek", "Persian"])
+    negatives = {p.draft: p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=6))}
+    assert negatives["What are some Ancient Greek or Roman rivers?"] == ["d"]
+    assert negatives["What are some Roman or Persian rivers?"] == ["a", "c"]
     # a sort that is part of a member's name names that member, not a sort of the set
     g = river_group(["Cleopatra", "Ptolemaic Kingdom", "Odrysian kingdom"],
                     sorts=["Ptolemaic", "Hellenistic", "Thracian"])  # fmt: skip

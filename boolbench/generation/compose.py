@@ -207,8 +207,9 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     """OR: "or" widens the kind over two of its members' sorts, "What are some Hindu or
     Christian festivals?" (two values of one attribute at the same level, as a person asks;
     naming two members and asking about each reads as two questions). Positives: the members
-    of either sort; negatives: the members of another sort whose passage names neither (none
-    when the group has two sorts only). A member without a sort, or of another sort but naming
+    of either sort; negatives: the members of another sort, sharing no word with either (a
+    "Greek" mathematician may well be an "Ancient Greek" one), whose passage names neither
+    (none when the group has two sorts only). A member without a sort, or of another sort but naming
     one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
     that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set;
     only two sorts of one attribute are paired (`_comparable`).
@@ -237,11 +238,13 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
         a, b = pairs[int(index)]
         first, second = written[a], written[b]
         chosen = set(by_sort[a]) | set(by_sort[b])
+        asked = set(words(first)) | set(words(second))
         plans.append(
             Plan(
                 f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
                 positives=[g.pid(s) for s in g.members if s in chosen],
-                negatives=[g.pid(s) for sort, slots in by_sort.items() if sort not in (a, b)
+                negatives=[g.pid(s) for sort, slots in by_sort.items()
+                           if sort not in (a, b) and not set(words(sort)) & asked
                            for s in slots if not g.names_either(s, first, second)],
                 operand_qids=[sort_qid(g.group, first), sort_qid(g.group, second)],
                 operand_texts=[g.of_sort(first), g.of_sort(second)],
