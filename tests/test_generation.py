@@ -929,6 +929,11 @@ def test_members_are_distinct_things():
     assert sorted((p.positives, p.negatives) for p in nots) == [(["a"], ["b"]), (["b"], ["a"])]
     ands = plan_and(g, ["Which {kind_singular} {predicate}?"], settings(per_group=3))
     assert all("c" not in p.positives + p.negatives for p in ands)
+    # a member whose subject names the excluded one is part of it: no positive of the NOT
+    g = river_group(["Western Roman Empire", "Fall of the Western Roman Empire", "Roman Republic"])
+    nots = plan_not(g, ["Which {kind} are there besides {excluded}?"], settings(per_group=3))
+    by_negative = {p.negatives[0]: p.positives for p in nots}
+    assert by_negative == {"a": ["c"], "b": ["a", "c"], "c": ["a", "b"]}
     # all one thing (passages of one article): no question
     one = river_group(["Drought of 2022", "Drought of 2022", "Drought of 2022"])
     for plan in (plan_and, plan_or, plan_not):

@@ -104,12 +104,10 @@ class Group:
         seen: set[str] = set()
         members = []
         for slot in self._listed():
-            subject = (self.simple.get(slot) or {}).get("subject")
-            key = subject.casefold().strip() if isinstance(subject, str) else None
-            if key is None or key not in seen:
+            key = self.subject(slot).casefold().strip()
+            if not key or key not in seen:
                 members.append(slot)
-            if key:
-                seen.add(key)
+            seen.add(key)
         return members
 
     def _listed(self) -> list[int]:
@@ -150,6 +148,11 @@ class Group:
         whether it is of that sort too, only a reading can say."""
         text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
         return any(mentions(text, sort) for sort in sorts)
+
+    def subject(self, slot: int) -> str:
+        """A member's subject as its simple question names it ("" where it has none)."""
+        subject = (self.simple.get(slot) or {}).get("subject")
+        return subject if isinstance(subject, str) else ""
 
     def name(self, slot: int) -> str:
         """A member's subject as a question names it ("the Yellow River", "active transport")."""
@@ -269,7 +272,9 @@ def _comparable(first: str, second: str) -> bool:
 
 def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
     """NOT: each chosen member is excluded by name from "Which <kind> are there besides
-    <subject>?" and is its negative; the other members are its positives."""
+    <subject>?" and is its negative; the other members are its positives, but for one whose
+    subject names the excluded one ("Fall of the Western Roman Empire" beside "Western Roman
+    Empire": part of the excluded thing), which carries no label."""
     if reason := g.no_set():
         return _none("NOT", g, reason)
     rng = _rng(settings.seed, g.group, "NOT")
@@ -282,7 +287,8 @@ def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
         plans.append(
             Plan(
                 f"not-{g.group:05d}-{k}", "NOT", g.group, g.cluster,
-                positives=[g.pid(s) for s in g.members if s != slot],
+                positives=[g.pid(s) for s in g.members
+                           if s != slot and not mentions(g.subject(s), excluded["subject"])],
                 negatives=[g.pid(int(slot))],
                 operand_qids=[disjunctive_qid(g.group), excluded["qid"]],
                 operand_texts=[g.kind["question"], excluded["question"]],
