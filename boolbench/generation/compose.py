@@ -212,8 +212,8 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     naming two members and asking about each reads as two questions). Positives: the members
     of either sort; negatives: the members of another sort, sharing no word with either (a
     "Greek" mathematician may well be an "Ancient Greek" one), whose passage names neither
-    (none when the group has two sorts only). A member without a sort, or of another sort but naming
-    one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
+    (none when the group has two sorts only). A member without a sort, or of another sort but
+    naming one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
     that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set;
     only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
@@ -223,8 +223,7 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     rng = _rng(settings.seed, g.group, "OR")
     by_sort: dict[str, list[int]] = {}
     written: dict[str, str] = {}
-    subjects = tuple(g.simple[s]["subject"] for s in g.members
-                     if isinstance((g.simple.get(s) or {}).get("subject"), str))  # fmt: skip
+    subjects = tuple(g.subject(s) for s in g.members if g.subject(s))
     for slot, sort in g.sorts().items():
         # "Ptolemaic" of Cleopatra beside the member "Ptolemaic Kingdom" names that member
         if sort and not any(mentions(subject, sort) for subject in subjects):
@@ -278,7 +277,7 @@ def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
     if reason := g.no_set():
         return _none("NOT", g, reason)
     rng = _rng(settings.seed, g.group, "NOT")
-    named = [s for s in g.members if isinstance((g.simple.get(s) or {}).get("subject"), str)]
+    named = [s for s in g.members if g.subject(s)]
     if not named:
         return _none("NOT", g, "no_subject")
     plans = []
