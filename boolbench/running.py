@@ -44,21 +44,23 @@ def forward_stop_signals() -> None:
         signal.signal(signum, forward)
 
 
-def forget_unfinished_jobs(workflow) -> None:
-    """Drop Snakemake's records of the jobs this run planned and did not finish (onerror).
+def forget_failed_jobs(workflow) -> None:
+    """Drop Snakemake's records of the jobs that failed in this run (onerror).
 
     Snakemake 9 records a failed or stopped job as finished, with the checksums of the inputs
     it failed on (snakemake/snakemake#3808). Inputs are compared by checksum (the profiles'
     max-checksum-file-size), so the next run took such a job for done whenever its outputs
     were missing but its consumers' were there: a judge stopped after the questions changed
     left the old judgements under the new questions, and the rerun said nothing was to be
-    done. A job without a record is rerun; a planned job that never started loses a record it
-    would have replaced anyway."""
-    dag = getattr(workflow, "dag", None)  # None when the run failed before its DAG was built
-    if dag is None or not workflow.is_main_process:
+    done. Without a record, its newer inputs rerun it. Only failed jobs: a planned job that
+    never started keeps its record (a gather's record carries its shards' params, by which a
+    settings change reruns them; Snakemake does not rerun a job for a missing record)."""
+    scheduler = getattr(workflow, "scheduler", None)  # None when no job was scheduled
+    if scheduler is None or not workflow.is_main_process:
         return
-    for job in dag.needrun_jobs(exclude_finished=True):
-        workflow.persistence.cleanup(job)
+    for failed in scheduler.failed:
+        for job in failed if failed.is_group() else [failed]:
+            workflow.persistence.cleanup(job)
 
 
 def _record_path(pid: int | None = None) -> Path:

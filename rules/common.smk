@@ -43,7 +43,7 @@ from boolbench.retrieval.registry import (
 from boolbench.running import (
     another_run_notice,
     forget_run,
-    forget_unfinished_jobs,
+    forget_failed_jobs,
     forward_stop_signals,
     record_run,
 )
@@ -112,7 +112,7 @@ onsuccess:
 
 onerror:
     forget_run()
-    forget_unfinished_jobs(workflow)
+    forget_failed_jobs(workflow)
 
 
 # The question-generation chain (encoding for clustering, clustering, candidates, the LLM

@@ -212,7 +212,7 @@ def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
 def test_a_judge_that_failed_on_new_questions_is_redone(scripted):
     # Same settings, new questions (a fifth group): the judge fails on them and the rerun must
     # judge them, not keep the old judgements under the new questions (Snakemake records the
-    # failed job as done with its new inputs' checksums; see running.forget_unfinished_jobs).
+    # failed job as done with its new inputs' checksums; see running.forget_failed_jobs).
     flow, server = scripted
     config = scripted_config(server, candidates={"n_groups": 4})
     flow.write_config(config)
