@@ -42,8 +42,8 @@ from boolbench.retrieval.registry import (
 )
 from boolbench.running import (
     another_run_notice,
-    forget_run,
     forget_failed_jobs,
+    forget_run,
     forward_stop_signals,
     record_run,
 )

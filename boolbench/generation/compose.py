@@ -105,9 +105,10 @@ class Group:
         members = []
         for slot in self._listed():
             key = self.subject(slot).casefold().strip()
-            if not key or key not in seen:
+            if key not in seen:
                 members.append(slot)
-            seen.add(key)
+            if key:
+                seen.add(key)
         return members
 
     def _listed(self) -> list[int]:
