@@ -179,7 +179,16 @@ def adapt_executor() -> None:
             self._fallback_account_arg = ""  # what the plugin uses once its guess failed
 
     async def checked(self, active_jobs):
-        stuck = await asyncio.to_thread(never_starting_jobs, self.run_uuid)
+        # The executor interface starts its wait thread before __post_init__ names the run
+        # (run_uuid); on a loaded machine the first check came first, and its AttributeError
+        # (the plugin's own check reads run_uuid too) ended the thread: Snakemake then waited
+        # for ever. Until the run is named no job is submitted: nothing to check.
+        run_uuid = getattr(self, "run_uuid", None)
+        if run_uuid is None:
+            for job in active_jobs:
+                yield job
+            return
+        stuck = await asyncio.to_thread(never_starting_jobs, run_uuid)
         waiting = fail_never_starting(self, active_jobs, stuck) if stuck else active_jobs
         async for job in check_active_jobs(self, waiting):
             yield job

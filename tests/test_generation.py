@@ -1055,6 +1055,89 @@ def test_a_simple_question_true_of_another_member_is_asked_again():
     assert check("Which poet is known as the __ of Tang?") == "copies_the_mask"
 
 
+def test_a_simple_question_a_person_would_not_ask_is_asked_again():
+    # Quoted from blind-audited AND questions that annotators read as unnatural: the answer
+    # identified by a name, no verb, a reference to the passage the question came from.
+    from boolbench.generation.questions import quiz_check
+
+    novelist, country = quiz_check("novelist"), quiz_check("island country")
+    assert novelist("Which novelist was Bram Stoker?") == "names_by_name"
+    assert country("Which island country is Dili in Timor?") == "names_by_name"
+    assert quiz_check("country")("Which country is the Principality of Austria?") == (
+        "names_by_name"
+    )
+    assert (
+        quiz_check("clothing")(
+            "Which clothing underclothing serves to provide concealment or support?"
+        )
+        == "no_verb"
+    )
+    assert (
+        quiz_check("biological process")(
+            "Which biological process requires cellular energy to achieve this movement?"
+        )
+        == "refers_to_passage"
+    )
+    # what annotators read as natural passes: a possessive, a phrase before the verb, "known as"
+    assert country("Which island country is Portugal's southernmost region?") is None
+    tree = quiz_check("tree")
+    assert tree("Which tree in the genus Alnus is known for its large size?") is None
+    assert quiz_check("river")("Which river is known as Huanghe?") is None
+    assert quiz_check("sultan")("Which sultan came to the throne at the age of six?") is None
+    assert quiz_check("sultan")("Which sultan was the Ottoman sultan from 1520 to 1566?") is None
+    region = quiz_check("geographical region")
+    assert region("Which geographical region is Malaysia part of?") is None  # asks for the whole
+
+
+def test_a_simple_question_in_another_form_is_put_in_the_asked_one():
+    # the 1.5B writes "Who was the <kind> who ...?" and "What <kind> ...?" for about one
+    # request in seven; the question is the same
+    from boolbench.generation.questions import as_which
+
+    assert as_which("sultan")("Who was the sultan who came to the throne at six?") == (
+        "Which sultan came to the throne at six?"
+    )
+    assert as_which("geographical region")("What geographical region is Malaysia part of?") == (
+        "Which geographical region is Malaysia part of?"
+    )
+    assert as_which("river in China")("What is the river in China that flows 1,897 km?") == (
+        "Which river in China flows 1,897 km?"
+    )
+    kept = "Who was the poet whose greatest ambition was to serve?"  # no safe rewrite
+    assert as_which("poet")(kept) == kept
+
+
+def test_a_simple_question_may_not_name_its_answer_by_another_name():
+    # "Which sultan did Mehmed Talât serve as the de facto leader ...?" (the 1.5B; the passage
+    # is Talaat Pasha's): the names a passage opens with are hidden and forbidden, as the
+    # title is.
+    from boolbench.generation.questions import answer_names, masked, opening_names
+    from boolbench.generation.validation import mentions
+
+    talaat = (
+        "Mehmed Talât Pasha, commonly known as Talaat Pasha or Talat Pasha, was a Turkish "
+        "politician who served as the de facto leader of the Ottoman Empire."
+    )
+    names = opening_names(talaat)
+    assert {"Mehmed Talât Pasha", "Talaat Pasha", "Talat Pasha", "Mehmed Talât"} <= set(names)
+    assert any(mentions("Which sultan did Mehmed Talât serve as leader?", n) for n in names)
+    assert masked(talaat, "Talaat Pasha").startswith("___, commonly known as ___ or ___, was")
+    assert "Ottoman Empire" in masked(talaat, "Talaat Pasha")  # not a name of the subject
+    timor = (
+        "Timor-Leste, also known as East Timor, officially the Democratic Republic of "
+        "Timor-Leste, is a country in Southeast Asia."
+    )
+    assert {"East Timor", "Democratic Republic of Timor-Leste"} <= set(opening_names(timor))
+    assert opening_names("In physics, the Schrödinger equation is a linear equation.") == []
+    assert opening_names("A granary is a storehouse for grain.") == []
+    # a word of the subject's name that singles it out gives it away; one of the kind does not
+    names = answer_names("Erwin Schrödinger", "Erwin Schrödinger was a physicist.", "physicists")
+    assert any(mentions("Which physicist developed the Schrödinger equation?", n) for n in names)
+    names = answer_names("Yellow River", "The Yellow River or Huang He is a river.", "rivers")
+    assert "Huang He" in names and "River" not in names
+    assert not any(mentions("Which river is the second-longest in China?", n) for n in names)
+
+
 def test_a_membership_read_holds_at_the_stricter_membership_threshold(tmp_path):
     # P(yes) 0.5 to both: a read of the question holds at the judge's threshold (0.4); a
     # membership read of a lead does not (0.6): the 1.5B takes what is related to a kind for

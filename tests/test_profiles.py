@@ -213,6 +213,27 @@ def test_a_never_starting_job_is_explained_by_the_limit_it_exceeds():
     )
 
 
+def test_a_status_check_before_the_run_is_named_checks_nothing():
+    # The executor interface starts its wait thread before the plugin's __post_init__ names
+    # the run; on a loaded machine the first check came first, and its AttributeError ended
+    # the thread (a real-SLURM test then waited 600 s for a job it had cancelled).
+    import asyncio
+
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    from snakemake_executor_plugin_slurm import Executor
+
+    from boolbench.slurm_executor import adapt_executor
+
+    adapt_executor()
+    unnamed = object.__new__(Executor)  # as the wait thread sees it before __post_init__
+
+    async def check(jobs):
+        return [job async for job in Executor.check_active_jobs(unnamed, jobs)]
+
+    assert asyncio.run(check([])) == []
+    assert asyncio.run(check(["submitted"])) == ["submitted"]
+
+
 def test_slurm_limits_are_checked():
     assert parse_limits("cpus=2, mem_mb=100") == {"cpus": 2, "mem_mb": 100}
     assert parse_limits("none") is None

@@ -145,3 +145,71 @@ def as_named(subject: str, text: str) -> str:
         counted = re.search(rf"\b(an?)\s+{re.escape(lowered)}\b", text, re.IGNORECASE)
         return f"{counted.group(1).lower()} {lowered}" if counted else lowered
     return subject
+
+
+# A simple question's predicate ("Which <kind> <predicate>?") says something of its answer with
+# a verb. Three shapes a small model writes instead, none of which a person would ask:
+# - the answer identified by a name after "is"/"was": "Which novelist was Bram Stoker?", "Which
+#   island country is Dili in Timor?" (an inverted question), "Which country is the
+#   Principality of Austria?";
+# - no verb where one must start: "Which clothing underclothing serves to ...?";
+# - a reference to the passage it came from: "Which biological process requires cellular energy
+#   to achieve this movement?".
+_COPULAS = {"is", "was", "are", "were"}
+_AUXILIARIES = _COPULAS | {
+    "has", "had", "have", "did", "does", "do", "can", "could", "will", "would", "may", "might",
+    "must", "shall", "should", "became", "becomes",
+}  # fmt: skip
+# Irregular past forms a predicate opens with (regular ones end in -ed, present ones in -s).
+_IRREGULAR_PAST = {
+    "began", "bore", "brought", "built", "came", "drew", "fell", "fought", "found", "flew", "gave",
+    "grew", "held", "knew", "led", "left", "lost", "made", "meant", "met", "ran", "rose", "sang",
+    "sat", "saw", "sent", "set", "shot", "spoke", "spent", "split", "stood", "struck", "swam",
+    "taught", "told", "took", "threw", "thought", "underwent", "won", "wore", "wrote",
+}  # fmt: skip
+# Words that may come before the verb: a clause or phrase about the answer ("Which poet, who
+# ...", "Which tree in the genus Alnus is ..."), or an adverb ("first described", "once ruled").
+_BEFORE_VERB = {
+    "who", "that", "which", "whose", "in", "of", "from", "on", "at", "with", "during", "since",
+    "by", "for", "under", "first", "once", "also", "still", "later", "now", "never", "only",
+    "originally", "best", "most", "mainly", "largely", "primarily", "famously",
+}  # fmt: skip
+_NAME_CONNECTORS = {"of", "and", "the", "de", "du", "la", "le", "von", "van", "der", "y", "al"}
+_PASSAGE_REFERENCE = re.compile(r"\b(?:this|these)\s+[a-z]", re.IGNORECASE)
+
+
+def _is_name(word: str) -> bool:
+    """A capitalised word that is not a possessive ("Bram", not "Portugal's")."""
+    return word[:1].isupper() and not re.search(r"['’]s$", word)
+
+
+def _verb_like(word: str) -> bool:
+    word = word.lower()
+    return (word in _AUXILIARIES or word in _IRREGULAR_PAST or word.endswith("ed")
+            or (word.endswith("s") and not word.endswith("ss")))  # fmt: skip
+
+
+def predicate_problem(predicate: str) -> str | None:
+    """Why a simple question's predicate is not English a person would ask, or None:
+    names_by_name, no_verb or refers_to_passage (see the shapes above)."""
+    tokens = re.findall(r"[\w'’()-]+", predicate)
+    if not tokens:
+        return "no_verb"
+    if _PASSAGE_REFERENCE.search(predicate):
+        return "refers_to_passage"
+    first = tokens[0].lower()
+    if first in _COPULAS:
+        rest = [t for t in tokens[1:] if t.lower() not in ("officially", "formally", "also")]
+        stranded = tokens[-1].lower() in _PREPOSITIONS | {"to", "into"}  # "is Malaysia part of"
+        if rest and _is_name(rest[0]) and not stranded:
+            return "names_by_name"
+        if (
+            rest[:1] == ["the"]
+            and len(rest) > 1
+            and all(_is_name(t) or t.lower() in _NAME_CONNECTORS for t in rest[1:])
+        ):
+            return "names_by_name"
+        return None
+    if _verb_like(first) or first in _BEFORE_VERB or first.endswith("ly"):
+        return None
+    return "no_verb"

@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
-from boolbench.generation.grammar import kind_forms, names_a_field
+from boolbench.generation.grammar import kind_forms, names_a_field, predicate_problem
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.validation import (
     MAX_WORDS,
     check_question,
+    clean,
     content_words,
     mentions,
     words,
@@ -113,6 +114,7 @@ class Item:
     operands: tuple[str, ...] = ()  # a composed question must not just repeat one of these
     forbidden: tuple[str, ...] = ()  # names the question must not mention (a quiz's answer)
     extra_checks: tuple[Callable[[str], str | None], ...] = field(default=())
+    rewrite: Callable[[str], str] | None = None  # a reply's wording put in the asked form
 
 
 @dataclass
@@ -132,6 +134,8 @@ def shorten(text: str, max_words: int) -> str:
 
 def check_item(item: Item, reply: str | None, max_words: int) -> tuple[str, str | None]:
     """(question, None) if the reply is a valid question for `item`, else (text, reason)."""
+    if item.rewrite is not None:
+        reply = item.rewrite(clean(reply))
     question, reason = check_question(reply, list(item.passages), max_words)
     if reason is None and repeats(question, item.operands):
         reason = "repeats_operand"
@@ -563,7 +567,8 @@ SIBLING_SHARE = 0.75  # of a predicate's specific words found in another member'
 
 def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
     """The checks of a member's simple question: it does not copy the mark of the hidden name,
-    it starts with "Which <kind>", what it says of the subject (its predicate) is more than the
+    it starts with "Which <kind>", its predicate is English a person would ask
+    (`grammar.predicate_problem`), what it says of the subject is more than the
     kind itself, and is not what another member's passage (`siblings`) says too: "Which poet
     was a Chinese politician of the Tang dynasty?" is as true of the group's other Tang poet,
     whose AND question then fails."""
@@ -577,7 +582,11 @@ def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
         tokens = words(question)
         if tokens[: len(opening)] != opening:
             return "not_which_kind"
-        said = set(content_words(predicate_of(question, kind_singular))) - kind_words
+        predicate = predicate_of(question, kind_singular)
+        problem = predicate_problem(predicate)
+        if problem:
+            return problem
+        said = set(content_words(predicate)) - kind_words
         specific = said - GENERIC_WORDS
         if not specific:
             return "not_specific"
@@ -588,6 +597,26 @@ def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
     return check
 
 
+def as_which(kind_singular: str) -> Callable[[str], str]:
+    """A simple question put in the asked form "Which <kind> <predicate>?" where a model wrote
+    another form of it: "What city ...?", "Who was the poet who ...?", "What is the river
+    that ...?" (the 1.5B writes these for about one in seven requests)."""
+    kind = r"\s+".join(re.escape(w) for w in kind_singular.split())
+    forms = [
+        re.compile(rf"^what\s+(?={kind}\b)", re.IGNORECASE),
+        re.compile(rf"^(?:who|what)\s+(?:is|was)\s+(?:the|a|an)\s+({kind})\s+(?:who|that|which)\s+",
+                   re.IGNORECASE),
+    ]  # fmt: skip
+
+    def rewrite(question: str) -> str:
+        if forms[0].match(question):
+            return forms[0].sub("Which ", question, count=1)
+        match = forms[1].match(question)
+        return f"Which {match.group(1)} {question[match.end() :]}" if match else question
+
+    return rewrite
+
+
 def predicate_of(question: str, kind_singular: str) -> str:
     """What a simple question "Which <kind> <predicate>?" says of its answer."""
     body = question.strip().rstrip("?").strip()
@@ -595,10 +624,63 @@ def predicate_of(question: str, kind_singular: str) -> str:
     return " ".join(body.split()[1 + n :])
 
 
+# The other names a passage opens with, before its first "is"/"was": "Mehmed Talât Pasha,
+# commonly known as Talaat Pasha or Talat Pasha, was ...", "Timor-Leste, also known as East
+# Timor, officially the Democratic Republic of Timor-Leste, is ...".
+_OPENING = re.compile(r"^(.{1,200}?)\s(?:is|was|are|were)\s")
+_ALIAS_BREAKS = re.compile(
+    r"[,;()]|\s(?:or|also|commonly|formerly|officially|sometimes|known|as|born|anglici[sz]ed)\s"
+)
+_NAME_WORDS = {"of", "and", "the", "de", "du", "la", "le", "von", "van", "der", "al", "y"}
+
+
+def opening_names(text: str) -> list[str]:
+    """The names a passage gives its subject in its opening ("Talaat Pasha", "East Timor"):
+    runs of capitalised words, and each two capitalised words in a row of them ("Mehmed
+    Talât"), so that a question naming its answer by another name is caught too."""
+    match = _OPENING.match(text.strip())
+    if not match:
+        return []
+    names = []
+    for piece in _ALIAS_BREAKS.split(match.group(1)):
+        tokens = piece.split()
+        while tokens and tokens[0].lower() in ("the", "a", "an"):
+            tokens = tokens[1:]
+        capitals = [t for t in tokens if t[:1].isupper()]
+        if not capitals or any(not t[:1].isupper() and t not in _NAME_WORDS for t in tokens):
+            continue
+        names.append(" ".join(tokens))
+        names += [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)
+                  if a[:1].isupper() and b[:1].isupper()]  # fmt: skip
+    return list(dict.fromkeys(names))
+
+
+# Capitalised words of a subject that do not single it out ("New", "River").
+_COMMON_NAME_WORDS = {
+    "new", "old", "north", "south", "east", "west", "northern", "southern", "eastern", "western",
+    "great", "upper", "lower", "united", "saint", "republic", "kingdom", "empire", "city",
+    "river", "lake", "mount", "sea", "island", "islands", "state", "states", "first", "second",
+    "asia", "europe", "africa", "america", "oceania", "antarctica",
+}  # fmt: skip
+
+
+def answer_names(subject: str, text: str, kind: str) -> tuple[str, ...]:
+    """The names a simple question must not mention, since they give its answer away: the
+    subject, the other names its passage opens with, and each word of the subject's name that
+    singles it out ("Which physicist developed the Schrödinger equation?"), not a word of the
+    kind ("Yellow River" among rivers) nor a common one ("New")."""
+    kind_words = set(words(kind)) | set(words(kind_forms(kind)[1]))
+    singles = [w for w in re.findall(r"[A-Z][\w'-]{2,}", subject)
+               if words(w) and words(w)[0] not in kind_words | _COMMON_NAME_WORDS]  # fmt: skip
+    return tuple(dict.fromkeys([subject, *opening_names(text), *singles]))
+
+
 def masked(text: str, subject: str) -> str:
-    """`text` with its subject's name words replaced by "___": a small model asked for a
-    question whose answer is the subject then rarely writes the answer into it."""
-    names = {subject, *re.findall(r"[A-Z][\w'-]{2,}", subject)}
+    """`text` with its subject's name words replaced by "___" (also the other names it opens
+    with): a small model asked for a question whose answer is the subject then rarely writes
+    the answer into it."""
+    names = {subject, *opening_names(text)}
+    names |= {word for name in list(names) for word in re.findall(r"[A-Z][\w'-]{2,}", name)}
     for name in sorted(names, key=len, reverse=True):
         text = re.sub(rf"\b{re.escape(name)}\b", "___", text)
     return text
@@ -637,8 +719,9 @@ def simple_questions(
                         "title": row.title or "", "subject": subject, "kind": kind.kind,
                         "kind_singular": kind.kind_singular},
                 passages=(row.text,),
-                forbidden=(subject,),
+                forbidden=answer_names(subject, row.text, kind.kind),
                 extra_checks=(quiz_check(kind.kind_singular, siblings),),
+                rewrite=as_which(kind.kind_singular),
             )
         )  # fmt: skip
         checks[qid] = kind.kind_singular
