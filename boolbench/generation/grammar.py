@@ -174,7 +174,8 @@ _BEFORE_VERB = {
     "by", "for", "under", "first", "once", "also", "still", "later", "now", "never", "only",
     "originally", "best", "most", "mainly", "largely", "primarily", "famously",
 }  # fmt: skip
-_NAME_CONNECTORS = {"of", "and", "the", "de", "du", "la", "le", "von", "van", "der", "y", "al"}
+# Lower-case words inside a name ("Democratic Republic of Timor-Leste", "Ludwig van Beethoven").
+NAME_CONNECTORS = {"of", "and", "the", "de", "du", "la", "le", "von", "van", "der", "y", "al"}
 _PASSAGE_REFERENCE = re.compile(r"\b(?:this|these)\s+[a-z]", re.IGNORECASE)
 
 
@@ -206,7 +207,7 @@ def predicate_problem(predicate: str) -> str | None:
         if (
             rest[:1] == ["the"]
             and len(rest) > 1
-            and all(_is_name(t) or t.lower() in _NAME_CONNECTORS for t in rest[1:])
+            and all(_is_name(t) or t.lower() in NAME_CONNECTORS for t in rest[1:])
         ):
             return "names_by_name"
         return None

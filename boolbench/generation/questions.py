@@ -33,7 +33,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
-from boolbench.generation.grammar import kind_forms, names_a_field, predicate_problem
+from boolbench.generation.grammar import (
+    NAME_CONNECTORS,
+    kind_forms,
+    names_a_field,
+    predicate_problem,
+)
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.validation import (
     MAX_WORDS,
@@ -631,7 +636,6 @@ _OPENING = re.compile(r"^(.{1,200}?)\s(?:is|was|are|were)\s")
 _ALIAS_BREAKS = re.compile(
     r"[,;()]|\s(?:or|also|commonly|formerly|officially|sometimes|known|as|born|anglici[sz]ed)\s"
 )
-_NAME_WORDS = {"of", "and", "the", "de", "du", "la", "le", "von", "van", "der", "al", "y"}
 
 
 def opening_names(text: str) -> list[str]:
@@ -647,7 +651,7 @@ def opening_names(text: str) -> list[str]:
         while tokens and tokens[0].lower() in ("the", "a", "an"):
             tokens = tokens[1:]
         capitals = [t for t in tokens if t[:1].isupper()]
-        if not capitals or any(not t[:1].isupper() and t not in _NAME_WORDS for t in tokens):
+        if not capitals or any(not t[:1].isupper() and t not in NAME_CONNECTORS for t in tokens):
             continue
         names.append(" ".join(tokens))
         names += [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)
