@@ -1149,3 +1149,31 @@ def test_a_membership_read_holds_at_the_stricter_membership_threshold(tmp_path):
         reads.run(scripted_client(server, tmp_path), prompt("judge"))
     assert reads.verdict(member)["p_yes"] == reads.verdict(read)["p_yes"] == 0.5
     assert (reads.answered(member), reads.answered(read)) == (False, True)
+
+
+def test_simple_questions_hide_and_forbid_other_names_and_take_other_forms(tmp_path):
+    # Through simple_questions and the server: the passage's other name is hidden in the
+    # prompt and refused in the reply (asked again), and "What/Who was the <kind> that" replies
+    # are put in the asked form.
+    paragraphs = []
+
+    def responder(body):
+        user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        if user.startswith("SIMPLE|record|Alpha|"):
+            paragraphs.append(user)
+            if body.get("seed") == BASE_SEED:
+                return "Which record is also called Omega?"
+            return "What record is coded ahpla?"
+        if user.startswith("SIMPLE|record|Beta|"):
+            return "Who was the record that is coded ateb?"
+        return scripted(body)
+
+    cands = candidates(GROUPS[:1])
+    cands.loc[cands["pid"] == "p-Alpha", "text"] = "Alpha, also known as Omega, is a red thing."
+    with FakeOpenAIServer(responder=responder) as server:
+        _, simple, _ = generate_all(scripted_client(server, tmp_path), cands, verify=False)
+    by_pid = simple.set_index("pid")
+    alpha, beta = by_pid.loc["p-Alpha"], by_pid.loc["p-Beta"]
+    assert (alpha["question"], alpha["attempts"]) == ("Which record is coded ahpla?", 2)
+    assert (beta["question"], beta["attempts"]) == ("Which record is coded ateb?", 1)
+    assert paragraphs and all("Omega" not in p for p in paragraphs)
