@@ -32,6 +32,9 @@ def local_server(
     """Serve `gguf`; yields the base URL (ending in /v1) for an OpenAI client."""
     import xllamacpp as xlc
 
+    from boolbench.llm.native import check_cpu
+
+    check_cpu()
     params = xlc.CommonParams()
     params.model.path = str(gguf)
     params.n_parallel = n_parallel
