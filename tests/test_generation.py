@@ -1078,6 +1078,14 @@ def test_a_simple_question_a_person_would_not_ask_is_asked_again():
         )
         == "refers_to_passage"
     )
+    # a catalogue designation is a name of the answer (a4cd559, after two_conditions below)
+    assert (
+        quiz_check("star")(
+            "Which star is designated as α Carinae, the second-brightest star in the night sky?"
+        )
+        == "names_by_name"
+    )
+    assert quiz_check("city")("Which city was designated a UNESCO City of Music?") is None
     # what annotators read as natural passes: a possessive, a phrase before the verb, "known as"
     assert country("Which island country is Portugal's southernmost region?") is None
     tree = quiz_check("tree")
@@ -1087,6 +1095,50 @@ def test_a_simple_question_a_person_would_not_ask_is_asked_again():
     assert quiz_check("sultan")("Which sultan was the Ottoman sultan from 1520 to 1566?") is None
     region = quiz_check("geographical region")
     assert region("Which geographical region is Malaysia part of?") is None  # asks for the whole
+
+
+def test_a_simple_question_with_a_second_condition_is_asked_again():
+    # As an AND question's constraint it would ask for three conditions or mix in an OR;
+    # quoted from the simple questions of the default run at a4cd559.
+    from boolbench.generation.questions import quiz_check
+
+    economist = quiz_check("economist")
+    assert (
+        quiz_check("kingdom")(
+            "Which kingdom was founded in 305 BC by Ptolemy I Soter and ruled by the Macedonian "
+            "Greek dynasty until the death of Cleopatra in 30 BC?"
+        )
+        == "two_conditions"
+    )
+    assert (
+        economist(
+            'Which economist is seen as the "father of economics" or the "father of capitalism"?'
+        )
+        == "two_conditions"
+    )
+    assert (
+        quiz_check("philosophy")(
+            "Which philosophy does not hold that all genuine knowledge is either true by "
+            "definition or positive?"
+        )
+        == "two_conditions"
+    )
+    assert (
+        quiz_check("emperor")(
+            "Which emperor fled from Bulgaria and settled in the Rus' principalities?"
+        )
+        == "two_conditions"
+    )
+    # "and" inside a name or between nouns is one condition
+    assert (
+        economist(
+            "Which economist co-authored The Communist Manifesto with Friedrich Engels and Karl "
+            "Kautsky?"
+        )
+        is None
+    )
+    assert quiz_check("physicist")("Which physicist taught physics and mathematics?") is None
+    assert quiz_check("poet")("Which poet wrote Pride and Prejudice?") is None
 
 
 def test_a_simple_question_in_another_form_is_put_in_the_asked_one():

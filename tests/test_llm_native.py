@@ -83,3 +83,13 @@ def test_a_second_setup_on_the_same_cpu_rebuilds_nothing(monkeypatch, tmp_path):
     # Another CPU's build (other options) is not taken for this one's.
     note.write_text(json.dumps({"cpu_flags": ["avx512f"], "cmake": options[1:]}))
     assert native.ensure_native(tmp_path, check=True).startswith("would build into")
+
+
+def test_the_probe_answers_with_a_working_build_and_fails_with_a_broken_model(tmp_path):
+    # The installed build (the prebuilt wheel here) answers one call of a real GGUF ...
+    assert native.works(tmp_path, model="smollm2-135m")
+    # ... and a model llama.cpp cannot run fails the probe (the setup then puts the prebuilt
+    # wheel back instead of leaving a build the jobs would crash on).
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 64)
+    assert not native.works(tmp_path, model=str(broken))

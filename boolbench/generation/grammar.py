@@ -148,13 +148,17 @@ def as_named(subject: str, text: str) -> str:
 
 
 # A simple question's predicate ("Which <kind> <predicate>?") says something of its answer with
-# a verb. Three shapes a small model writes instead, none of which a person would ask:
+# a verb. Four shapes a small model writes instead, none of which a person would ask:
 # - the answer identified by a name after "is"/"was": "Which novelist was Bram Stoker?", "Which
 #   island country is Dili in Timor?" (an inverted question), "Which country is the
-#   Principality of Austria?";
+#   Principality of Austria?", "Which star is designated as α Carinae?";
 # - no verb where one must start: "Which clothing underclothing serves to ...?";
 # - a reference to the passage it came from: "Which biological process requires cellular energy
-#   to achieve this movement?".
+#   to achieve this movement?";
+# - a second condition: a clause joined with "and" ("Which kingdom was founded in 305 BC by
+#   Ptolemy I Soter and ruled by the Macedonian Greek dynasty ...?") or anything joined with
+#   "or" ("Which economist is seen as the father of economics or the father of capitalism?").
+#   As an AND question's constraint it would ask for three conditions, or mix in an OR.
 _COPULAS = {"is", "was", "are", "were"}
 _AUXILIARIES = _COPULAS | {
     "has", "had", "have", "did", "does", "do", "can", "could", "will", "would", "may", "might",
@@ -177,11 +181,21 @@ _BEFORE_VERB = {
 # Lower-case words inside a name ("Democratic Republic of Timor-Leste", "Ludwig van Beethoven").
 NAME_CONNECTORS = {"of", "and", "the", "de", "du", "la", "le", "von", "van", "der", "y", "al"}
 _PASSAGE_REFERENCE = re.compile(r"\b(?:this|these)\s+[a-z]", re.IGNORECASE)
+# "designated" introduces a catalogue name of the answer ("designated α Carinae", "HD 45348").
+_DESIGNATION = re.compile(r"\bdesignated\s+(?:as\s+)?(?!(?:a|an|the)\b)\S+(?:\s+\S+)?")
+_OR = re.compile(r"\bor\b")
+_AND_CLAUSE = re.compile(r"\band\s+(?:also\s+|then\s+|later\s+)?([a-z]+)\b")
 
 
 def _is_name(word: str) -> bool:
     """A capitalised word that is not a possessive ("Bram", not "Portugal's")."""
     return word[:1].isupper() and not re.search(r"['’]s$", word)
+
+
+def _is_verb(word: str) -> bool:
+    """A verb without doubt (an -s word may be a plural noun: "physics and mathematics")."""
+    word = word.lower()
+    return word in _AUXILIARIES or word in _IRREGULAR_PAST or word.endswith("ed")
 
 
 def _verb_like(word: str) -> bool:
@@ -192,12 +206,15 @@ def _verb_like(word: str) -> bool:
 
 def predicate_problem(predicate: str) -> str | None:
     """Why a simple question's predicate is not English a person would ask, or None:
-    names_by_name, no_verb or refers_to_passage (see the shapes above)."""
+    names_by_name, no_verb, refers_to_passage or two_conditions (see the shapes above)."""
     tokens = re.findall(r"[\w'’()-]+", predicate)
     if not tokens:
         return "no_verb"
     if _PASSAGE_REFERENCE.search(predicate):
         return "refers_to_passage"
+    designation = _DESIGNATION.search(predicate)
+    if designation and any(_is_name(t) for t in designation.group(0).split()[1:]):
+        return "names_by_name"
     first = tokens[0].lower()
     if first in _COPULAS:
         rest = [t for t in tokens[1:] if t.lower() not in ("officially", "formally", "also")]
@@ -210,7 +227,14 @@ def predicate_problem(predicate: str) -> str | None:
             and all(_is_name(t) or t.lower() in NAME_CONNECTORS for t in rest[1:])
         ):
             return "names_by_name"
-        return None
+        return _second_condition(predicate)
     if _verb_like(first) or first in _BEFORE_VERB or first.endswith("ly"):
-        return None
+        return _second_condition(predicate)
     return "no_verb"
+
+
+def _second_condition(predicate: str) -> str | None:
+    clause = _AND_CLAUSE.search(predicate)
+    if _OR.search(predicate) or (clause and _is_verb(clause.group(1))):
+        return "two_conditions"
+    return None
