@@ -9,8 +9,8 @@ the 2-core reference machine (bench/native_llm.py). The judge and the kind steps
 default run, are prompt reading.
 
 Only the instruction sets /proc/cpuinfo lists are enabled, never `-march=native`: that also
-turns on AMX, whose kernels crash where the kernel or hypervisor does not grant AMX state
-(seen on the reference machine). The wheel is kept in `<cache-dir>/native/` under a name made
+turns on AMX, whose matrix kernel crashed on the reference machine (a virtual machine,
+probably not granted AMX state). The wheel is kept in `<cache-dir>/native/` under a name made
 of the xllamacpp version and the flags, so a second setup on the same kind of CPU installs it
 in seconds. Nothing here is required: without AVX-512, cmake or a C++ compiler, or when the
 build fails, the prebuilt wheel stays and the step says why (exit 0). The same GGUF and the
