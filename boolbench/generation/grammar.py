@@ -199,9 +199,8 @@ def _is_verb(word: str) -> bool:
 
 
 def _verb_like(word: str) -> bool:
-    word = word.lower()
-    return (word in _AUXILIARIES or word in _IRREGULAR_PAST or word.endswith("ed")
-            or (word.endswith("s") and not word.endswith("ss")))  # fmt: skip
+    """A verb, or an -s word that may be one ("serves")."""
+    return _is_verb(word) or (word.lower().endswith("s") and not word.lower().endswith("ss"))
 
 
 def predicate_problem(predicate: str) -> str | None:

@@ -106,23 +106,31 @@ def marker() -> Path:
     return Path(spec.origin).parent / "boolbench-native.json"
 
 
+def installed_note() -> dict | None:
+    """What `marker()` says of the installed build (None: the prebuilt wheel)."""
+    try:
+        note = json.loads(marker().read_text())
+    except (OSError, AttributeError, ValueError):
+        return None
+    return note if isinstance(note, dict) else None
+
+
 def missing_flags() -> list[str]:
     """The CPU flags the installed build needs and this machine lacks (a job on a cluster
     node of another CPU than the one it was built on); [] for the prebuilt wheel."""
+    needed = (installed_note() or {}).get("cpu_flags") or []
+    if not needed:
+        return []
     try:
-        needed = json.loads(marker().read_text())["cpu_flags"]
         have = cpu_flags(read_cpuinfo())
-    except (OSError, AttributeError, KeyError, TypeError, ValueError):
+    except OSError:
         return []
     return [flag for flag in needed if flag not in have]
 
 
 def installed_options() -> list[str] | None:
     """The CMake options of the installed build (None: the prebuilt wheel)."""
-    try:
-        return json.loads(marker().read_text())["cmake"]
-    except (OSError, AttributeError, KeyError, TypeError, ValueError):
-        return None
+    return (installed_note() or {}).get("cmake")
 
 
 def check_cpu() -> None:
