@@ -1095,6 +1095,13 @@ def test_a_simple_question_a_person_would_not_ask_is_asked_again():
     assert quiz_check("sultan")("Which sultan was the Ottoman sultan from 1520 to 1566?") is None
     region = quiz_check("geographical region")
     assert region("Which geographical region is Malaysia part of?") is None  # asks for the whole
+    # read against the member's own passage (grammar.misstated)
+    timor = ("Timor-Leste, also known as East Timor, is a country in Southeast Asia. Dili, on "
+             "the north coast of Timor, is its capital and largest city.")  # fmt: skip
+    own = quiz_check("island country", passage=timor)
+    assert own("Which island country is the capital of Dili?") == "inverted_relation"
+    assert own("Which island country is also known as East Timor?") is None
+    assert own("Which island country is officially known as Gabon?") == "alias_not_in_passage"
 
 
 def test_a_simple_question_with_a_second_condition_is_asked_again():

@@ -10,6 +10,7 @@ from boolbench.generation.grammar import (
     glued_questions,
     is_plural,
     kind_forms,
+    misstated,
     names_a_field,
 )
 from boolbench.generation.validation import check_question
@@ -154,7 +155,54 @@ def test_a_subject_is_named_as_its_passage_names_it(subject, text, named):
     ("kind", "field"),
     [("physics", True), ("economics of Asia", True), ("cellular biologies", True),
      ("natural sciences", True), ("poets", False), ("technologies", False),
-     ("philosophies", False), ("rivers in China", False)],
+     ("philosophies", False), ("rivers in China", False), ("literatures", True),
+     ("Gothic literature", True), ("novels", False), ("music genres", False)],
 )  # fmt: skip
 def test_a_field_of_study_is_not_a_kind(kind, field):
     assert names_a_field(kind) is field
+
+
+# Quoted from the default run at 046bd9f: the questioner read the passage with the answer's
+# names masked and wrote a name the passage does not give the answer, or turned a relation round.
+TIMOR = (
+    "Timor-Leste, also known as East Timor, officially the Democratic Republic of "
+    "Timor-Leste, is a country in Southeast Asia. Dili, on the north coast of Timor, is its "
+    "capital and largest city."
+)
+SAO_TOME = (
+    "São Tomé and Príncipe, officially the Democratic Republic of Sao Tome and Principe, "
+    "is an island country in the Gulf of Guinea, about 135 and 121 nautical miles off the "
+    "northwestern coast of Gabon."
+)
+NEW_YORK = (
+    "New York, often called New York City (NYC), is the most populous city in the United "
+    "States. The city comprises five boroughs—Manhattan, Brooklyn, Queens, the Bronx, and "
+    "Staten Island."
+)
+MACEDON = "Macedonia, also called Macedon, was an ancient kingdom on the periphery of Greece."
+ALEXANDER = (
+    "Alexander II was Emperor of Russia from 1855 until his assassination. He is also "
+    "known as Alexander the Liberator because of his Edict of Emancipation."
+)
+SONGHUA = (
+    "The Songhua River is one of the primary rivers of China, and the longest tributary of the "
+    "Amur."
+)
+PARIS = "Paris is the capital and largest city of France."
+
+
+@pytest.mark.parametrize(
+    ("predicate", "passage", "problem"),
+    [("is the capital of Dili", TIMOR, "inverted_relation"),
+     ("is officially known as Gabon", SAO_TOME, "alias_not_in_passage"),
+     ("is often called Manhattan", NEW_YORK, "alias_not_in_passage"),
+     ("is called NYC", NEW_YORK, None),
+     ("was also called Macedon", MACEDON, None),
+     ("is known as the Liberator because of his historic Edict of Emancipation", ALEXANDER, None),
+     ("is the longest tributary of the Amur", SONGHUA, None),
+     ("is the capital of France", PARIS, None),
+     ("is known as the father of economics", PARIS, None),  # a description may be paraphrased
+     ("is officially known as Gabon", "", None)],  # no passage to read
+)  # fmt: skip
+def test_a_predicate_that_misstates_its_passage(predicate, passage, problem):
+    assert misstated(predicate, passage) == problem

@@ -65,10 +65,12 @@ def head_noun(kind: str) -> str:
     return words[max(_head(words), 0)].lower()
 
 
-# Fields of study whose plural a small model makes a kind of ("cellular biologies"); those in
-# -ics are caught by their ending.
+# Fields of study and of the arts whose plural a small model makes a kind of ("cellular
+# biologies", "literatures" of Dracula and D. H. Lawrence); those in -ics are caught by their
+# ending.
 _FIELDS = {"biology", "chemistry", "geology", "ecology", "physiology", "psychology", "sociology",
-           "anthropology", "astronomy", "linguistics", "science"}  # fmt: skip
+           "anthropology", "astronomy", "linguistics", "science", "literature", "engineering",
+           "music", "medicine", "architecture", "agriculture", "history"}  # fmt: skip
 
 
 def names_a_field(kind: str) -> bool:
@@ -230,6 +232,54 @@ def predicate_problem(predicate: str) -> str | None:
     if _verb_like(first) or first in _BEFORE_VERB or first.endswith("ly"):
         return _second_condition(predicate)
     return "no_verb"
+
+
+# What a simple question says of its answer must be said of the answer in its passage. The
+# questioner reads the passage with the answer's names masked, and two shapes come of it:
+# - another name for the answer where the passage gave one, now masked: "Which island country
+#   is officially known as Gabon?" (from "officially the Democratic Republic of ___ ... off the
+#   coast of Gabon"), "Which city is often called Manhattan?";
+# - a relation turned round: "Which island country is the capital of Dili?" (from "Dili ... is
+#   its capital").
+# Only a proper name is looked for: a description ("known as the father of economics") may be
+# paraphrased.
+_NAMING = re.compile(
+    r"^(?i:is|was)\s+(?:(?:also|officially|often|commonly|sometimes|formerly|popularly|"
+    r"usually|widely)\s+)*(?:known\s+as|called|named|nicknamed|referred\s+to\s+as)\s+"
+    r"(?:the\s+)?(?P<name>[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|of|the|and|de|van|von))*)",
+)
+_NAMING_CUES = (
+    r"(?:\b(?:known\s+as|called|named|nicknamed|referred\s+to\s+as|officially|or)\s+|\(\s*)"
+)
+_RELATION = re.compile(
+    r"^(?:is|was)\s+the\s+(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+of\s+(?P<name>[A-Z].*)$"
+)
+
+
+def misstated(predicate: str, passage: str) -> str | None:
+    """Why a simple question's predicate is not what its passage says of the answer, or None:
+    alias_not_in_passage (a name the passage does not give the answer) or inverted_relation
+    (the passage says the named thing is the answer's <noun>). Only these two shapes are
+    checked: a paraphrase of anything else is the filter's to read."""
+    if not passage:
+        return None
+    predicate = predicate.strip()
+    naming = _NAMING.match(predicate)
+    if naming:
+        name = re.escape(re.sub(r"(?:\s+[a-z]+)+$", "", naming.group("name")))
+        # "also known as Alexander the Liberator" gives the name "the Liberator"
+        stated = rf"{_NAMING_CUES}(?:[\"'“]?[\w'’.-]+\s+){{0,3}}?[\"'“]?{name}\b"
+        return None if re.search(stated, passage, re.IGNORECASE) else "alias_not_in_passage"
+    relation = _RELATION.match(predicate)
+    if relation:
+        noun, name = (re.escape(relation.group(k).strip()) for k in ("noun", "name"))
+        turned = (
+            rf"\b{name}\b[^.]{{0,60}}?\b(?:is|was)\s+(?:its|the)\s+(?:\w+\s+)?{noun}\b",
+            rf"\bits\s+{noun}\b[^.]{{0,40}}?\b(?:is|was)\s+{name}\b",
+        )
+        if any(re.search(t, passage, re.IGNORECASE) for t in turned):
+            return "inverted_relation"
+    return None
 
 
 def _second_condition(predicate: str) -> str | None:

@@ -36,6 +36,7 @@ import pyarrow as pa
 from boolbench.generation.grammar import (
     NAME_CONNECTORS,
     kind_forms,
+    misstated,
     names_a_field,
     predicate_problem,
 )
@@ -517,7 +518,8 @@ def member_sorts(
 ) -> pd.DataFrame:
     """The kinds with each member's sort (column sorts, aligned with members; "" where the reply
     gives none that holds): one call per member, no retry (a member without a sort is simply
-    not an OR alternative)."""
+    not an OR alternative; sampled replies gave sorts that are no qualifier of the kind, "inlet
+    geographical regions", "poet literary works": measured in docs/results.md)."""
     kinds = kinds.copy()
     passages = candidates.set_index(["group", "slot"])
     asks: dict[tuple[str, int], SortAsk] = {}
@@ -570,10 +572,11 @@ def _subject_of(title) -> str:
 SIBLING_SHARE = 0.75  # of a predicate's specific words found in another member's passage
 
 
-def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
+def quiz_check(kind_singular: str, siblings: tuple[str, ...] = (), passage: str = ""):
     """The checks of a member's simple question: it does not copy the mark of the hidden name,
     it starts with "Which <kind>", its predicate is English a person would ask
-    (`grammar.predicate_problem`), what it says of the subject is more than the
+    (`grammar.predicate_problem`) and does not misstate its own `passage`
+    (`grammar.misstated`), what it says of the subject is more than the
     kind itself, and is not what another member's passage (`siblings`) says too: "Which poet
     was a Chinese politician of the Tang dynasty?" is as true of the group's other Tang poet,
     whose AND question then fails."""
@@ -588,7 +591,7 @@ def quiz_check(kind_singular: str, siblings: tuple[str, ...] = ()):
         if tokens[: len(opening)] != opening:
             return "not_which_kind"
         predicate = predicate_of(question, kind_singular)
-        problem = predicate_problem(predicate)
+        problem = predicate_problem(predicate) or misstated(predicate, passage)
         if problem:
             return problem
         said = set(content_words(predicate)) - kind_words
@@ -724,7 +727,7 @@ def simple_questions(
                         "kind_singular": kind.kind_singular},
                 passages=(row.text,),
                 forbidden=answer_names(subject, row.text, kind.kind),
-                extra_checks=(quiz_check(kind.kind_singular, siblings),),
+                extra_checks=(quiz_check(kind.kind_singular, siblings, row.text),),
                 rewrite=as_which(kind.kind_singular),
             )
         )  # fmt: skip
