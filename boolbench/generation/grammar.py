@@ -243,10 +243,11 @@ def predicate_problem(predicate: str) -> str | None:
 #   its capital").
 # Only a proper name is looked for: a description ("known as the father of economics") may be
 # paraphrased.
+_CONNECTOR = "|".join(sorted(NAME_CONNECTORS, key=lambda w: (-len(w), w)))
 _NAMING = re.compile(
     r"^(?i:is|was)\s+(?:(?:also|officially|often|commonly|sometimes|formerly|popularly|"
     r"usually|widely)\s+)*(?:known\s+as|called|named|nicknamed|referred\s+to\s+as)\s+"
-    r"(?:the\s+)?(?P<name>[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|of|the|and|de|van|von))*)",
+    rf"(?:the\s+)?(?P<name>[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|{_CONNECTOR}))*)"
 )
 _NAMING_CUES = (
     r"(?:\b(?:known\s+as|called|named|nicknamed|referred\s+to\s+as|officially|or)\s+|\(\s*)"
