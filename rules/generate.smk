@@ -22,9 +22,9 @@ ATOMIC_PARAMS = {
         TEMPLATES["disjunctive"] if wc.kind == "disjunctive" else None
     ),
     "generation": GENERATION_PARAMS,
-    # simple: how passages without a usable title get a subject
+    # disjunctive: how members without a usable title get a subject
     "subject_prompt": lambda wc: (
-        prompt_params("subject") if wc.kind == "simple" else None
+        prompt_params("subject") if wc.kind == "disjunctive" else None
     ),
     # disjunctive: the judge's membership reads, which keep the kind's true members only
     "member_judge": lambda wc: (

@@ -15,7 +15,9 @@ responder knows the step from the prompt's first field and writes predictable an
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
   the membership question ("Is this paragraph about one of the records?") is yes unless the
   paragraph's keyword starts with "Odd" or "Mute"; asked of sorts ("... of the red or blue
-  records?"), also only when the paragraph is of one ("Alpha is a red thing.").
+  records?"), also only when the paragraph is of one ("Alpha is a red thing."); asked of a
+  name ("Is Alpha a record?"), yes unless the name starts with "Odd", "Mute" or "Stray" (a
+  passage read as of the kind whose subject is not).
 - SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
   first: "Apart from X, which ...?").
 - The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
@@ -55,6 +57,7 @@ TEST_PROMPTS = {
 }
 KIND = "records"
 MEMBERSHIP = "Is this paragraph about one of the"
+NAMED = re.compile(r"^Is (?P<subject>.+) an? \w+\?$")
 BASE_SEED = 13
 
 
@@ -149,6 +152,9 @@ def answers(question: str, paragraph: str) -> bool:
     if question.startswith(MEMBERSHIP):  # "... the records?", "... the red or blue records?"
         sorts = set(question[len(MEMBERSHIP) :].strip(" ?").split()[:-1]) - {"or", "the"}
         return not word.startswith(("Odd", "Mute")) and (not sorts or sort_of(paragraph) in sorts)
+    named = NAMED.match(question)
+    if named:  # "Is Alpha a record?"
+        return not named["subject"].startswith(("Odd", "Mute", "Stray"))
     question = question.lower()
     if word.startswith("Mute") or f"not {word.lower()}" in question:
         return False
@@ -216,6 +222,7 @@ def scripted_config(server, **overrides):
 
 TEMPLATES = resolve_templates()
 MEMBERSHIP_TEMPLATE = TEMPLATES["membership"]
+NAMED_TEMPLATE = TEMPLATES["named"]
 LEAD_WORDS = 12
 # Group 2's Flaky gets a question from the second seed on, group 3's Bad never (scripted
 # below); group 4's Mute is read as not of the kind; group 5 has one passage of the kind only.
@@ -274,4 +281,5 @@ def judge_params() -> dict:
     """The `member_judge` params of a kinds job (atomic_step): its membership reads, with the
     judge of answerer()."""
     return {"prompt": TEST_PROMPTS["judge"], "answerer": {}, "max_passage_words": 300,
-            "membership": MEMBERSHIP_TEMPLATE, "lead_words": LEAD_WORDS}  # fmt: skip
+            "membership": MEMBERSHIP_TEMPLATE, "named": NAMED_TEMPLATE,
+            "lead_words": LEAD_WORDS}  # fmt: skip

@@ -27,12 +27,15 @@ from boolbench.generation.grammar import kind_forms
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     Kind,
+    check_subject,
     kind_questions,
     member_sorts,
+    name_subjects,
     parse_kind,
     parse_sort,
     simple_questions,
     sorts_of,
+    with_subjects,
 )
 from boolbench.generation.steps import judge_step, written_step
 from boolbench.generation.validation import check_question
@@ -44,6 +47,7 @@ from tests.scripted_llm import (
     GROUPS,
     LEAD_WORDS,
     MEMBERSHIP_TEMPLATE,
+    NAMED_TEMPLATE,
     TEMPLATES,
     TEST_PROMPTS,
     answerer,
@@ -71,12 +75,13 @@ def generate_all(llm, cands, gen=None, verify=True, mode="template"):
     """(kinds, simple, {operator: composed}) of `cands`; `verify`: the judge confirms members."""
     gen = gen or settings()
     kinds = kind_questions(cands, llm, prompt("kinds"), gen, TEMPLATES["disjunctive"], "m")
+    subjects = name_subjects(cands, llm, prompt("subject"), gen)
     if verify:
-        kinds = verify_members(
-            kinds, cands, llm, prompt("judge"), answerer(), MEMBERSHIP_TEMPLATE, LEAD_WORDS
-        )
-    kinds = member_sorts(kinds, cands, llm, prompt("sort"), gen)
-    simple = simple_questions(cands, kinds, llm, prompt("simple"), gen, "m", prompt("subject"))
+        kinds = verify_members(kinds, cands, llm, prompt("judge"), answerer(),
+                               MEMBERSHIP_TEMPLATE, LEAD_WORDS, NAMED_TEMPLATE,
+                               subjects)  # fmt: skip
+    kinds = member_sorts(with_subjects(kinds, cands, subjects), cands, llm, prompt("sort"), gen)
+    simple = simple_questions(cands, kinds, llm, prompt("simple"), gen, "m")
     composed = {
         op: compose(
             op,
@@ -136,6 +141,41 @@ def test_subjects_are_named_by_the_llm_where_titles_cannot_tell_passages_apart(l
     assert simple["question"].tolist()[0] == "Which record is coded ahpla?"
 
 
+def test_paragraphs_of_one_story_are_one_thing(llm):
+    # Untitled paragraphs (one news story): Alpha's name is in Beta's paragraph too, so both
+    # are about Alpha; one member is left, and the kind gives no question.
+    cands = candidates([["Alpha is a thing.", "Beta is a thing near Alpha.", "Gamma is a thing."],
+                        ["Delta is a thing.", "Epsilon is a thing near Zeta."]])  # fmt: skip
+    cands["title"] = None
+    kinds, simple, _ = generate_all(llm, cands)
+    kind = kinds.set_index("group")
+    assert list(kind.loc[0, "members"]) == [1, 2] and kind.loc[0, "status"] == "ok"
+    assert list(kind.loc[0, "subjects"]) == ["Beta", "Gamma"]
+    assert list(kind.loc[1, "subjects"]) == ["Delta", "Epsilon"]
+    cands.loc[4, "text"] = "Epsilon is a thing near Delta."
+    kinds, _, _ = generate_all(llm, cands)
+    kind = kinds.set_index("group")
+    assert (kind.loc[1, "status"], kind.loc[1, "reason"]) == ("dropped", "members_are_one_thing")
+    # a paragraph named by the kind itself is no member ("besides offshore wind farm")
+    cands = candidates([["Record is a thing.", "Beta is a thing.", "Gamma is a thing."]])
+    cands["title"] = None
+    kinds, _, _ = generate_all(llm, cands)
+    assert list(kinds.loc[0, "subjects"]) == ["Beta", "Gamma"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "paragraph", "expected"),
+    [("Berwick Deep", "The Berwick Deep project comprises 84 turbines.", ("Berwick Deep", None)),
+     ("Cloud market issues", "Britain's competition regulator has found that ...",
+      (None, "not_in_the_passage")),
+     ("Offshore wind farm", "A 1.2-gigawatt offshore wind farm in the North Sea ...",
+      (None, "not_in_the_passage")),  # a common noun, not a name
+     ("Alpha.", "", ("Alpha", None))],  # no paragraph to check against
+)  # fmt: skip
+def test_a_named_subject_is_named_in_its_paragraph(reply, paragraph, expected):
+    assert check_subject(reply, paragraph) == expected
+
+
 def test_member_verification_drops_kinds_with_fewer_than_two_members(tmp_path):
     # The LLM names Mute a member; the judge does not: one member is left.
     cands = candidates([["Mute is a thing.", "Omicron is a thing."], GROUPS[0]])
@@ -160,6 +200,28 @@ def test_member_verification_drops_kinds_with_fewer_than_two_members(tmp_path):
     )  # fmt: skip
     assert pd.isna(kinds.loc[0, "question"]) and list(kinds.loc[0, "members"]) == [1]
     assert kinds.loc[1, "status"] == "ok" and list(kinds.loc[1, "members"]) == [0, 1, 2]
+
+
+def test_a_member_whose_name_is_not_of_the_kind_is_no_member(tmp_path):
+    # Stray's passage reads as about one of the records (its lead), its name does not
+    # ("Is Stray a record?": no), as a queen's passage reads as about a kingdom.
+    cands = candidates([["Stray is a thing.", "Omicron is a thing.", "Pi is a thing."]])
+    with FakeOpenAIServer(responder=scripted) as server:
+        llm = scripted_client(server, tmp_path)
+        named = kind_questions(cands, llm, prompt("kinds"), settings(),
+                               TEMPLATES["disjunctive"], "m")  # fmt: skip
+        subjects = name_subjects(cands, llm, prompt("subject"), settings())
+        kinds = verify_members(named, cands, llm, prompt("judge"), answerer(),
+                               MEMBERSHIP_TEMPLATE, LEAD_WORDS, NAMED_TEMPLATE,
+                               subjects)  # fmt: skip
+        users = [json.loads(p)[-1]["content"] for p in server.requests]
+    assert list(kinds.loc[0, "members"]) == [1, 2] and kinds.loc[0, "status"] == "ok"
+    asked = [u.split("|")[1] for u in users if u.startswith("JUDGE|")]
+    assert sorted(q for q in asked if q.endswith(" a record?")) == [
+        "Is Omicron a record?", "Is Pi a record?", "Is Stray a record?",
+    ]  # fmt: skip
+    kinds = with_subjects(kinds, cands, subjects)
+    assert list(kinds.loc[0, "subjects"]) == ["Omicron", "Pi"]
 
 
 def reply(kind, members) -> str:
@@ -934,6 +996,12 @@ def test_members_are_distinct_things():
     nots = plan_not(g, ["Which {kind} are there besides {excluded}?"], settings(per_group=3))
     by_negative = {p.negatives[0]: p.positives for p in nots}
     assert by_negative == {"a": ["c"], "b": ["a", "c"], "c": ["a", "b"]}
+    # ... and where that leaves none, no NOT question excludes it (none without a positive)
+    g = river_group(["Western Roman Empire", "Fall of the Western Roman Empire"])
+    nots = plan_not(g, ["Which {kind} are there besides {excluded}?"], settings(per_group=3))
+    assert sorted((p.negatives, p.positives, p.reason) for p in nots) == [
+        ([], [], "no_other_member"), (["b"], ["a"], None),
+    ]  # fmt: skip
     # all one thing (passages of one article): no question
     one = river_group(["Drought of 2022", "Drought of 2022", "Drought of 2022"])
     for plan in (plan_and, plan_or, plan_not):

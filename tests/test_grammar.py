@@ -12,6 +12,7 @@ from boolbench.generation.grammar import (
     kind_forms,
     misstated,
     names_a_field,
+    with_article,
 )
 from boolbench.generation.validation import check_question
 
@@ -206,3 +207,14 @@ PARIS = "Paris is the capital and largest city of France."
 )  # fmt: skip
 def test_a_predicate_that_misstates_its_passage(predicate, passage, problem):
     assert misstated(predicate, passage) == problem
+
+
+@pytest.mark.parametrize(
+    ("noun", "with_it"),
+    [("poet", "a poet"), ("island country", "an island country"), ("Ottoman sultan",
+     "an Ottoman sultan"), ("university", "a university"), ("hour", "an hour"),
+     ("European explorer", "a European explorer"), ("one-act play", "a one-act play"),
+     ("herb", "a herb")],
+)  # fmt: skip
+def test_the_article_a_kind_takes(noun, with_it):
+    assert with_article(noun) == with_it

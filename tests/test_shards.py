@@ -96,10 +96,11 @@ def test_a_shard_without_groups_writes_empty_files_and_asks_nothing(tmp_path):
         atomic_step(
             "disjunctive", cands, out["disj"], llm, TEST_PROMPTS["kinds"], settings(), empty,
             template=TEMPLATES["disjunctive"], member_judge=judge_params(),
+            subject_prompt=TEST_PROMPTS["subject"],
         )  # fmt: skip
         atomic_step(
             "simple", cands, out["simple"], llm, TEST_PROMPTS["simple"], settings(), empty,
-            kinds=out["disj"], subject_prompt=TEST_PROMPTS["subject"],
+            kinds=out["disj"],
         )  # fmt: skip
         compose_step(
             "and", cands, out["simple"], out["disj"], out["and"], llm, TEST_PROMPTS["and"],

@@ -284,11 +284,16 @@ def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
     plans = []
     for k, slot in enumerate(rng.permutation(named)[: settings.per_group]):
         excluded = g.simple[int(slot)]
+        positives = [g.pid(s) for s in g.members
+                     if s != slot and not mentions(g.subject(s), excluded["subject"])]  # fmt: skip
+        if not positives:  # every other member is part of the excluded thing
+            plans.append(Plan(f"not-{g.group:05d}-{k}", "NOT", g.group, g.cluster, [], [], [],
+                              [], reason="no_other_member"))  # fmt: skip
+            continue
         plans.append(
             Plan(
                 f"not-{g.group:05d}-{k}", "NOT", g.group, g.cluster,
-                positives=[g.pid(s) for s in g.members
-                           if s != slot and not mentions(g.subject(s), excluded["subject"])],
+                positives=positives,
                 negatives=[g.pid(int(slot))],
                 operand_qids=[disjunctive_qid(g.group), excluded["qid"]],
                 operand_texts=[g.kind["question"], excluded["question"]],

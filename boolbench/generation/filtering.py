@@ -54,6 +54,7 @@ import pandas as pd
 import pyarrow as pa
 
 from boolbench.constants import OPERATORS, TYPES
+from boolbench.generation.grammar import as_named, with_article
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import shorten, sorts_of, subject_of_title
 from boolbench.generation.validation import is_refusal, mentions, words
@@ -237,14 +238,17 @@ def _or(*values: bool | None) -> bool | None:
 
 
 class Reads:
-    """The judge's reads of one job, each asked once: a question with a passage (`read`), and
-    whether a passage is of a kind (`member`, with the passage's title and first words). Keys
-    are registered first, then asked in one batch ordered by passage (`run`)."""
+    """The judge's reads of one job, each asked once: a question with a passage (`read`),
+    whether a passage is of a kind (`member`, with the passage's title and first words) and
+    whether a member's name is (`named`, with the same lead). Keys are registered first, then
+    asked in one batch ordered by passage (`run`)."""
 
     def __init__(self, texts: dict[str, str], titles: dict[str, str | None],
-                 membership: str, settings: AnswererSettings, lead_words: int):  # fmt: skip
+                 membership: str, settings: AnswererSettings, lead_words: int,
+                 named: str | None = None):  # fmt: skip
         self.texts, self.titles = texts, titles
         self.membership, self.settings, self.lead_words = membership, settings, lead_words
+        self.named_template = named
         self.pairs: dict[tuple, Pair] = {}
         self.passages: dict[str, str] = {}
         self.verdicts: dict[tuple, dict] = {}
@@ -259,16 +263,35 @@ class Reads:
     def member(self, kind: str, pid: str) -> tuple:
         key = ("member", kind, pid)
         if key not in self.verdicts and key not in self.pairs:
-            lead = f"lead|{pid}"  # the title and first words: what the passage is about
-            title = self.titles.get(pid)
-            text = shorten(self.texts[pid], self.lead_words)
-            self.passages[lead] = f"{title}: {text}" if isinstance(title, str) and title else text
             # Stricter than the judge's other reads: at its threshold the 1.5B takes what is
             # related to a kind for one of it ("Dracula" among novelists, "Enzyme" among
             # biological processes).
-            self.pairs[key] = Pair(key, self.membership.format(kind=kind), lead,
+            self.pairs[key] = Pair(key, self.membership.format(kind=kind), self._lead(pid),
                                    self.settings.membership_threshold)  # fmt: skip
         return key
+
+    def named(self, subject: str, kind_singular: str, pid: str) -> tuple:
+        """Is the member's name of the kind ("Is Cleopatra a kingdom?"), with its lead: a
+        passage about a kind's world (a queen of a kingdom, a poet of literary works, one
+        paragraph of a news story about a drought) reads as about one of the kind, its
+        subject does not. As strict as a membership read."""
+        key = ("named", subject, kind_singular, pid)
+        if key not in self.verdicts and key not in self.pairs:
+            question = self.named_template.format(
+                subject=as_named(subject, self.texts[pid]),
+                a_kind_singular=with_article(kind_singular),
+            )
+            self.pairs[key] = Pair(key, question, self._lead(pid),
+                                   self.settings.membership_threshold)  # fmt: skip
+        return key
+
+    def _lead(self, pid: str) -> str:
+        """The key of a passage's title and first words: what the passage is about."""
+        lead = f"lead|{pid}"
+        title = self.titles.get(pid)
+        text = shorten(self.texts[pid], self.lead_words)
+        self.passages[lead] = f"{title}: {text}" if isinstance(title, str) and title else text
+        return lead
 
     def run(self, llm: LLMClient, prompt: Prompt) -> None:
         """Ask every registered pair not asked yet."""
@@ -291,7 +314,8 @@ def member_judge(params: dict | None, seed: int) -> dict | None:
     settings = AnswererSettings.from_config(params["answerer"], params["max_passage_words"],
                                             seed)  # fmt: skip
     return {"prompt": params["prompt"], "answerer": settings,
-            "membership": params["membership"], "lead_words": params["lead_words"]}  # fmt: skip
+            "membership": params["membership"], "named": params["named"],
+            "lead_words": params["lead_words"]}  # fmt: skip
 
 
 def verify_members(
@@ -302,25 +326,38 @@ def verify_members(
     settings: AnswererSettings,
     membership: str,
     lead_words: int,
+    named: str | None = None,
+    subjects: dict[str, str | None] | None = None,
 ) -> pd.DataFrame:
     """The kinds with the members the judge reads as of the kind: every candidate of a group
     with a kind is asked (a membership read, as the judge asks it later, so its answer is
-    cached); a kind keeps its question with at least two members, else it is dropped
+    cached), then, with `named` and `subjects` (pid -> its subject), whether each one read so
+    is, by its name, one of the kind ("Is D. H. Lawrence a literary work?"); a kind keeps its
+    question with at least two members, else it is dropped
     (fewer_than_two_members_of_the_kind). The LLM that names a kind often counts in passages
     that are not of it ("constellations" for a star); every question built on them would fail."""
     kinds = kinds.copy()
     texts = dict(zip(candidates["pid"], candidates["text"], strict=True))
     titles = dict(zip(candidates["pid"], candidates["title"], strict=True))
-    reads = Reads(texts, titles, membership, settings, lead_words)
+    reads = Reads(texts, titles, membership, settings, lead_words, named)
     asked = {}
     for i, row in kinds.iterrows():
         if row["status"] != "dropped":
             group = candidates[candidates["group"] == row["group"]]
-            asked[i] = [(int(s), reads.member(row["kind"], pid))
+            asked[i] = [(int(s), pid, reads.member(row["kind"], pid))
                         for s, pid in zip(group["slot"], group["pid"], strict=True)]  # fmt: skip
     reads.run(llm, prompt)
+    by_name = {}
+    if named is not None and subjects is not None:
+        for i, keys in asked.items():
+            singular = kinds.at[i, "kind_singular"]
+            for _, pid, key in keys:
+                if reads.answered(key) is True and subjects.get(pid):
+                    by_name[pid] = reads.named(subjects[pid], singular, pid)
+        reads.run(llm, prompt)
     for i, keys in asked.items():
-        members = [slot for slot, key in keys if reads.answered(key) is True]
+        members = [slot for slot, pid, key in keys if reads.answered(key) is True
+                   and (pid not in by_name or reads.answered(by_name[pid]) is True)]  # fmt: skip
         kinds.at[i, "members"] = members
         kinds.at[i, "sorts"] = [""] * len(members)  # named later (member_sorts)
         if len(members) < 2:
@@ -331,9 +368,12 @@ def verify_members(
                 "fewer_than_two_members_of_the_kind",
             ]
     log.info(
-        "kinds: %d of %d groups keep at least two members the judge reads as of the kind",
+        "kinds: %d of %d groups keep at least two members the judge reads as of the kind "
+        "(%d of %d names read as of it)",
         int((kinds["status"] != "dropped").sum()),
         len(kinds),
+        sum(reads.answered(key) is True for key in by_name.values()),
+        len(by_name),
     )
     return kinds
 

@@ -149,6 +149,19 @@ def as_named(subject: str, text: str) -> str:
     return subject
 
 
+# Nouns whose article goes by sound, not spelling ("a university", "an hour").
+_A_BEFORE_VOWEL = ("uni", "use", "usu", "uti", "eu", "one", "once", "ewe")
+_AN_BEFORE_H = ("hour", "honest", "honor", "honour", "heir")
+
+
+def with_article(noun: str) -> str:
+    """A noun phrase with its indefinite article: "a poet", "an island country", "a
+    university", "an hour"."""
+    lowered = noun.lower()
+    vowel = lowered[:1] in "aeiou" and not lowered.startswith(_A_BEFORE_VOWEL)
+    return f"{'an' if vowel or lowered.startswith(_AN_BEFORE_H) else 'a'} {noun}"
+
+
 # A simple question's predicate ("Which <kind> <predicate>?") says something of its answer with
 # a verb. Four shapes a small model writes instead, none of which a person would ask:
 # - the answer identified by a name after "is"/"was": "Which novelist was Bram Stoker?", "Which

@@ -40,6 +40,7 @@ FIELDS = {
 TEMPLATE_FIELDS = {
     "disjunctive": {"kind"},
     "membership": {"kind"},
+    "named": {"subject", "a_kind_singular"},
     "and": {"kind", "kind_singular", "predicate"},
     "or": {"kind", "first", "second"},
     "not": {"kind", "excluded"},

@@ -68,7 +68,7 @@ SIMPLE_SCHEMA = pa.schema(
 DISJUNCTIVE_SCHEMA = pa.schema(
     [("group", pa.int64()), ("cluster", pa.int64()), ("qid", pa.string()), *QUESTION_FIELDS,
      ("kind", pa.string()), ("kind_singular", pa.string()), ("members", pa.list_(pa.int32())),
-     ("sorts", pa.list_(pa.string()))]
+     ("sorts", pa.list_(pa.string())), ("subjects", pa.list_(pa.string()))]
 )  # fmt: skip
 ATOMIC_SCHEMAS = {"simple": SIMPLE_SCHEMA, "disjunctive": DISJUNCTIVE_SCHEMA}
 # Kinds too vague to make a question of ("What are some things other than X?").
@@ -245,8 +245,11 @@ def subject_of_title(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", title.strip()) or title.strip()
 
 
-def check_subject(reply: str | None) -> tuple[str | None, str | None]:
-    """A named subject: a short name on one line, without a question or a sentence."""
+def check_subject(reply: str | None, paragraph: str = "") -> tuple[str | None, str | None]:
+    """A named subject: a short name on one line, without a question or a sentence, that its
+    `paragraph` writes as it is written (a description the LLM made up, "Cloud market issues",
+    "Chileans' Victory", or a common noun capitalised, "Offshore wind farm" for "an offshore
+    wind farm", names nothing a question could exclude or ask for)."""
     text = (reply or "").strip().strip("\"'“”").rstrip(".").strip()
     if not text:
         return None, "empty"
@@ -254,6 +257,8 @@ def check_subject(reply: str | None) -> tuple[str | None, str | None]:
         return None, "not_a_name"
     if len(text.split()) > SUBJECT_MAX_WORDS:
         return None, "too_long"
+    if paragraph and not re.search(rf"(?<!\w){re.escape(text)}(?!\w)", paragraph):
+        return None, "not_in_the_passage"
     return text, None
 
 
@@ -283,7 +288,7 @@ def name_subjects(
                 seed=settings.seed + attempt,
                 max_tokens=16,
             ),
-            lambda pid, result: check_subject(result.content),
+            lambda pid, result: check_subject(result.content, to_name[pid]),
             settings.retries,
         )
         subjects |= {pid: answer.value for pid, answer in answers.items()}
@@ -403,7 +408,7 @@ def kind_questions(
         if kind is None:
             rows.append(base | {"question": None, "source": None, "status": "dropped",
                                 "reason": answer.reason, "kind": None, "kind_singular": None,
-                                "members": [], "sorts": []})  # fmt: skip
+                                "members": [], "sorts": [], "subjects": []})  # fmt: skip
             continue
         question, invalid = check_question(template.format(kind=kind.plural), [])
         rows.append(
@@ -412,7 +417,7 @@ def kind_questions(
                "status": "dropped" if invalid else "ok",
                "reason": f"template {invalid}" if invalid else None, "kind": kind.plural,
                "kind_singular": kind.singular, "members": list(kind.members),
-               "sorts": [""] * len(kind.members)}
+               "sorts": [""] * len(kind.members), "subjects": [""] * len(kind.members)}
         )  # fmt: skip
     log.info(
         "kinds: %d of %d groups share one (%s)",
@@ -421,6 +426,47 @@ def kind_questions(
         dict(Counter(r["reason"] for r in rows if r["reason"])),
     )
     return pd.DataFrame(rows, columns=DISJUNCTIVE_SCHEMA.names)
+
+
+def with_subjects(kinds: pd.DataFrame, candidates: pd.DataFrame,
+                  subjects: dict[str, str | None]) -> pd.DataFrame:  # fmt: skip
+    """The kinds with each member's subject (column subjects, aligned with members): what its
+    simple question answers and the set questions call it. A member without one, or whose
+    name is the kind's ("Offshore wind farm" among offshore wind farms), is none (no question
+    could name it). Where the LLM named the subjects (titles cannot tell the group's
+    passages apart), a member whose subject another member's passage names too is none either:
+    both are about one thing (the paragraphs of one news story, "Election" in both). A kind
+    left with fewer than two members gives no question."""
+    kinds = kinds.copy()
+    passages = candidates.set_index(["group", "slot"])
+    for i, row in kinds.iterrows():
+        group = int(row["group"])
+        text = {int(s): passages.loc[(group, int(s)), "text"] for s in row["members"]}
+        named = {s: subjects.get(passages.loc[(group, s), "pid"]) for s in text}
+        # a name that is the kind's own names no member ("besides offshore wind farm")
+        named = {s: name for s, name in named.items()
+                 if name and words(name) not in (words(row["kind"] or ""),
+                                                 words(row["kind_singular"] or ""))}  # fmt: skip
+        distinct = named
+        if not usable_titles(candidates[candidates["group"] == group]):
+            distinct = {s: name for s, name in named.items()
+                        if not any(mentions(text[o], name) for o in text if o != s)}  # fmt: skip
+        if row["status"] != "dropped" and len(distinct) < 2:
+            reason = ("members_are_one_thing" if len(named) >= 2
+                      else "fewer_than_two_members_of_the_kind")  # fmt: skip
+            kinds.loc[i, ["question", "source", "status", "reason"]] = [None, None, "dropped",
+                                                                        reason]  # fmt: skip
+        kept = [s for s in map(int, row["members"]) if s in distinct]
+        kinds.at[i, "members"] = kept
+        kinds.at[i, "sorts"] = [""] * len(kept)  # named later (member_sorts)
+        kinds.at[i, "subjects"] = [distinct[s] for s in kept]
+    log.info(
+        "subjects: %d of %d groups keep at least two members with distinct names (%s)",
+        int((kinds["status"] != "dropped").sum()),
+        len(kinds),
+        dict(Counter(kinds.loc[kinds["status"] == "dropped", "reason"])),
+    )
+    return kinds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -524,10 +570,10 @@ def member_sorts(
     passages = candidates.set_index(["group", "slot"])
     asks: dict[tuple[str, int], SortAsk] = {}
     for row in kinds[kinds["status"] != "dropped"].itertuples():
-        for slot in row.members:
+        for slot, subject in zip(row.members, row.subjects, strict=True):
             passage = passages.loc[(int(row.group), int(slot))]
-            asks[(row.qid, int(slot))] = SortAsk(passage["text"], _subject_of(passage["title"]),
-                                                 row.kind, row.kind_singular)  # fmt: skip
+            asks[(row.qid, int(slot))] = SortAsk(passage["text"], subject or "It", row.kind,
+                                                 row.kind_singular)  # fmt: skip
 
     def request(key: tuple[str, int], attempt: int) -> ChatRequest:
         ask = asks[key]
@@ -558,11 +604,6 @@ def member_sorts(
         dict(Counter(a.reason for a in answers.values() if a.reason)),
     )
     return kinds
-
-
-def _subject_of(title) -> str:
-    """What the sort prompt calls a member: its title's subject, else "It"."""
-    return subject_of_title(title) if isinstance(title, str) and title.strip() else "It"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -700,18 +741,18 @@ def simple_questions(
     prompt: Prompt,
     settings: GenerationSettings,
     model: str,
-    subject_prompt: Prompt | None = None,
 ) -> pd.DataFrame:
     """A simple question for each member of its group's kind, whose answer is the member's
-    subject: "Which <kind> <a fact from the passage>?" (its `predicate`); the subject is the
-    title, or named by the LLM with `subject_prompt` where titles cannot tell passages apart.
+    subject (named by the kinds job: the title, or a name the LLM gave where titles cannot
+    tell passages apart): "Which <kind> <a fact from the passage>?" (its `predicate`).
     Passages of groups without a kind, or not of it, get none (dropped: not_a_member)."""
     kind_of = {int(r.group): r for r in kinds.itertuples() if r.status != "dropped"}
-    subjects = name_subjects(candidates, llm, subject_prompt, settings)
+    subjects = {(int(r.group), int(slot)): subject for r in kind_of.values()
+                for slot, subject in zip(r.members, r.subjects, strict=True)}  # fmt: skip
     items, checks = [], {}
     for row in candidates.itertuples():
         kind = kind_of.get(int(row.group))
-        subject = subjects.get(row.pid)
+        subject = subjects.get((int(row.group), int(row.slot)))
         if kind is None or int(row.slot) not in set(kind.members) or not subject:
             continue
         group = candidates[candidates["group"] == row.group]
@@ -748,7 +789,8 @@ def simple_questions(
         rows.append(
             {"group": row.group, "cluster": row.cluster, "slot": row.slot, "pid": row.pid,
              "qid": qid, **outcome_columns(outcome, prompt, model),
-             "subject": subjects.get(row.pid), "predicate": predicate}
+             "subject": subjects.get((int(row.group), int(row.slot))) or None,
+             "predicate": predicate}
         )  # fmt: skip
     return pd.DataFrame(rows, columns=SIMPLE_SCHEMA.names)
 

@@ -19,7 +19,9 @@ from boolbench.generation.questions import (
     GenerationSettings,
     kind_questions,
     member_sorts,
+    name_subjects,
     simple_questions,
+    with_subjects,
 )
 from boolbench.io import write_table_atomic, write_text_atomic
 from boolbench.llm import LLMClient
@@ -64,28 +66,31 @@ def atomic_step(
     sort_prompt: dict | None = None,
 ) -> None:
     """One shard of the groups' atomic questions: `disjunctive`, the kind the group's passages
-    share (its question rendered from `template`; with `member_judge` (the job's params:
-    prompt, answerer section, max_passage_words, membership template, lead_words) its members
-    are those the judge reads as of it; with `sort_prompt` each member's sort is named), or
-    `simple`, a question per member of the kind read from `kinds` (subjects named with
-    `subject_prompt` where titles cannot)."""
+    share (its question rendered from `template`), its members and what each is called (the
+    title, or a name given with `subject_prompt` where titles cannot tell passages apart; with
+    `member_judge` (the job's params: prompt, answerer section, max_passage_words, membership
+    and named templates, lead_words) the members are those the judge reads as of the kind; with
+    `sort_prompt` each member's sort is named), or `simple`, a question per member of the kind
+    read from `kinds`."""
     cands = in_shard(pd.read_parquet(candidates), shard)
     if kind == "disjunctive":
         table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
+        with_kind = cands[cands["group"].isin(table.loc[table["status"] != "dropped", "group"])]
+        subject = Prompt(**subject_prompt) if subject_prompt else None
+        subjects = name_subjects(with_kind, llm, subject, settings)
         judge = filtering.member_judge(member_judge, settings.seed)
         if judge is not None:
             table = filtering.verify_members(
                 table, cands, llm, Prompt(**judge["prompt"]), judge["answerer"],
-                judge["membership"], judge["lead_words"],
+                judge["membership"], judge["lead_words"], judge["named"], subjects,
             )  # fmt: skip
+        table = with_subjects(table, cands, subjects)
         if sort_prompt is not None:
             table = member_sorts(table, cands, llm, Prompt(**sort_prompt), settings)
     else:
-        subject = Prompt(**subject_prompt) if subject_prompt else None
         kind_rows = in_shard(pd.read_parquet(kinds), shard)
-        table = simple_questions(
-            cands, kind_rows, llm, Prompt(**prompt), settings, llm.model_name, subject
-        )
+        table = simple_questions(cands, kind_rows, llm, Prompt(**prompt), settings,
+                                 llm.model_name)  # fmt: skip
     _write(table, ATOMIC_SCHEMAS[kind], out)
 
 

@@ -17,6 +17,7 @@ def member_judge_params():
         "answerer": FILTER_PARAMS,
         "max_passage_words": config["generation"]["max_passage_words"],
         "membership": TEMPLATES["membership"],
+        "named": TEMPLATES["named"],
         "lead_words": config["pooling"]["lead_words"],
     }
 
