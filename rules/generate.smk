@@ -51,6 +51,7 @@ ANSWER_PARAMS = {
     "max_passage_words": config["generation"]["max_passage_words"],
     "pooling": lambda wc: pooling_params(wc.corpus),
     "membership": lambda wc: TEMPLATES["membership"],  # a function: its braces stay
+    "named": lambda wc: TEMPLATES["named"],
 }
 
 

@@ -654,6 +654,7 @@ POOL_PASSAGES = {  # pid: (title, text)
     "p-Alpha2": ("Alpha (letter)", "Alpha is the first letter."),  # about Alpha
     "p-Ruby": ("Ruby", "Ruby is a red thing."),  # of the sort red
     "p-Scarlet": ("Scarlet", "Scarlet is not red, but a grey thing."),  # names red, is not
+    "p-Stray": ("Stray", "Stray is a red thing."),  # of the sort red, its name not a record
 }
 
 
@@ -669,7 +670,7 @@ def test_judge_pools_records_pooled_labels_with_their_methods(llm):
     run = pd.DataFrame([(q, p, r) for q in questions["qid"] for r, p in enumerate(ranked, 1)],
                        columns=["qid", "pid", "rank"])  # fmt: skip
     pooled = pools(questions, {"m": run}, depth=10)
-    reads = Reads(texts, titles, MEMBERSHIP_TEMPLATE, answerer(), LEAD_WORDS)
+    reads = Reads(texts, titles, MEMBERSHIP_TEMPLATE, answerer(), LEAD_WORDS, NAMED_TEMPLATE)
     frame = judge_pools(questions, pooled, construction(simple, kinds, cands), reads, llm,
                         prompt("judge"), answerer())  # fmt: skip
     got = {(q, p): (m, r) for q, p, m, r in
@@ -683,7 +684,10 @@ def test_judge_pools_records_pooled_labels_with_their_methods(llm):
                             else ("membership", pid != "p-Oddball"))  # fmt: skip
             elif row.type == "OR":  # a passage that names neither sort is not read
                 red = "red" in [q.split("/")[1] for q in row.operand_qids]
-                expected = (("read", pid == "p-Ruby") if red and pid in ("p-Ruby", "p-Scarlet")
+                # of the sort red and, by its name, a record: Ruby; not Stray ("Is Stray a
+                # record?" no), whose passage is read as of red records
+                expected = (("read", pid == "p-Ruby")
+                            if red and pid in ("p-Ruby", "p-Scarlet", "p-Stray")
                             else ("name_gate", False))  # fmt: skip
             elif "Alpha" in answers and pid in ("p-Ahpla", "p-Rho", "p-Alpha2"):
                 expected = ("read", pid != "p-Rho")
@@ -696,6 +700,18 @@ def test_judge_pools_records_pooled_labels_with_their_methods(llm):
     read = frame["method"].isin(["membership", "read"])
     assert frame.loc[read, "p_yes"].round(6).isin([0.9, 0.1]).all()
     assert frame.loc[~read, "p_yes"].isna().all()  # nothing read
+
+
+def test_a_pooled_title_names_a_thing_where_the_members_titles_did(llm):
+    cands = candidates(GROUPS[:1])
+    kinds, simple, composed = generate_all(llm, cands, settings(per_group=3))
+    question = composed["OR"].iloc[0]
+    assert construction(simple, kinds, cands).title_name(question, "Ruby (gem)") == "Ruby"
+    # one page's passages, named by the LLM: a pooled passage's title names no thing
+    paged = cands.assign(title="Letters")
+    kinds, simple, composed = generate_all(llm, paged, settings(per_group=3))
+    question = composed["OR"].iloc[0]
+    assert construction(simple, kinds, paged).title_name(question, "Ruby") is None
 
 
 def test_the_judge_step_filters_then_pools_and_the_dataset_carries_both(llm, tmp_path):

@@ -20,6 +20,7 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         ),
         pooling=PoolSettings.from_config(snakemake.params.pooling),
         membership=snakemake.params.membership,
+        named=snakemake.params.named,
         mode=snakemake.params.mode,
         shard=job_shard(snakemake),
     )

@@ -27,7 +27,8 @@ Pooling (TREC style): for each kept question, the union of every pooled model's 
 the excluded subject; AND: a passage that names none of the answers' subjects cannot state
 that they meet the constraint (judged not relevant, method name_gate), one that names one is
 read with the answer's simple question; OR: a passage that names neither sort cannot state it
-is of either (name_gate), one that names one is read as the labelled passages are.
+is of either (name_gate), one that names one is read as the labelled passages are and, where
+the members were named by their titles, by its title's name as of the kind (`named`).
 
 Artifacts:
 - questions/answers.parquet: ANSWERS_SCHEMA, one row per (written composed question, labelled
@@ -270,18 +271,21 @@ class Reads:
                                    self.settings.membership_threshold)  # fmt: skip
         return key
 
-    def named(self, subject: str, kind_singular: str, pid: str) -> tuple:
-        """Is the member's name of the kind ("Is Cleopatra a kingdom?"), with its lead: a
-        passage about a kind's world (a queen of a kingdom, a poet of literary works, one
-        paragraph of a news story about a drought) reads as about one of the kind, its
-        subject does not. As strict as a membership read."""
-        key = ("named", subject, kind_singular, pid)
+    def named(self, subject: str, kind_singular: str, pid: str, whole: bool = False) -> tuple:
+        """Is the passage's subject, by its name, of the kind ("Is Cleopatra a kingdom?"),
+        read with its lead (`whole`: with the whole passage): a passage about a kind's world
+        (a queen of a kingdom, a poet of literary works, one paragraph of a news story about a
+        drought) reads as about one of the kind, its subject does not. As strict as a
+        membership read."""
+        key = ("named", subject, kind_singular, pid, whole)
         if key not in self.verdicts and key not in self.pairs:
             question = self.named_template.format(
                 subject=as_named(subject, self.texts[pid]),
                 a_kind_singular=with_article(kind_singular),
             )
-            self.pairs[key] = Pair(key, question, self._lead(pid),
+            if whole:
+                self.passages[pid] = self.texts[pid]
+            self.pairs[key] = Pair(key, question, pid if whole else self._lead(pid),
                                    self.settings.membership_threshold)  # fmt: skip
         return key
 
@@ -399,6 +403,19 @@ class Construction:
     def kind(self, question) -> str | None:
         row = self.kinds.get(int(question.group))
         return row["kind"] if row else None
+
+    def kind_singular(self, question) -> str | None:
+        row = self.kinds.get(int(question.group))
+        return row["kind_singular"] if row else None
+
+    def title_name(self, question, title: str | None) -> str | None:
+        """A passage's subject as its `title` names it, where the question's group named its
+        members by their titles; None where titles name pages or stories, not things."""
+        group = [s for s in self.simple.values() if int(s["group"]) == int(question.group)]
+        by_titles = group and all(
+            s["subject"] == subject_of_title(self.titles.get(s["pid"]) or "") for s in group
+        )
+        return subject_of_title(title) if by_titles and isinstance(title, str) else None
 
     def operand(self, question, i: int) -> dict | None:
         qids = list(question.operand_qids)
@@ -560,7 +577,7 @@ def judge_pools(
 ) -> pd.DataFrame:
     """The pooled passages of the kept questions, judged (POOLED_SCHEMA)."""
     by_qid = {row.qid: row for row in kept.itertuples()}
-    plans = []
+    plans, named_by = [], {}
     for qid, pid, rank in pooled[["qid", "pid", "rank"]].itertuples(index=False):
         question = by_qid[qid]
         scope = settings.scope[question.type.lower()]
@@ -577,6 +594,12 @@ def judge_pools(
             keys = [reads.read(reads.membership.format(kind=kind), pid)
                     for kind in c.or_kinds(question, reads.texts[pid])]  # fmt: skip
             plans.append((question, pid, rank, "read" if keys else "name_gate", keys))
+            # ... and by its name one of the kind ("Is the Magellan expedition an explorer?",
+            # "Is Grigori Rasputin an emperor?"), read after the sorts with the same passage
+            name = c.title_name(question, reads.titles.get(pid)) if keys else None
+            if name and reads.named_template:
+                named_by[(question.qid, pid)] = reads.named(name, c.kind_singular(question), pid,
+                                                            whole=True)  # fmt: skip
         else:
             named = [s for s in c.answers(question)
                      if names_one_of(reads.texts[pid], [s["subject"]])]  # fmt: skip
@@ -587,6 +610,8 @@ def judge_pools(
     for question, pid, rank, method, keys in plans:
         verdicts = [reads.verdict(k) for k in keys]
         relevant = _or(*(reads.answered(k) for k in keys)) if keys else False
+        if (question.qid, pid) in named_by:
+            relevant = _and(relevant, reads.answered(named_by[(question.qid, pid)]))
         scores = [v["p_yes"] for v in verdicts if v["p_yes"] is not None]
         rows.append(
             {"qid": question.qid, "type": question.type, "pid": pid, "rank": int(rank),

@@ -145,10 +145,12 @@ def judge_step(
     membership: str,
     mode: str,
     shard: Shard = WHOLE,
+    named: str | None = None,
 ) -> None:
     """The judge of one shard of the groups: the filter's reading of every labelled pair and
     its answerer check (out answers, check), then the pooled passages of the questions it
-    keeps in filter `mode` (out pooled). One server and one prompt cache for both."""
+    keeps in filter `mode` (out pooled; `named`: the template that asks whether a pooled OR
+    passage's subject is of the kind). One server and one prompt cache for both."""
     questions = in_shard(pd.read_parquet(written), shard)
     cands = pd.read_parquet(candidates)
     kinds = in_shard(pd.read_parquet(disjunctive), shard)
@@ -156,7 +158,7 @@ def judge_step(
     pooled = filtering.pools(questions, {m: pd.read_parquet(p) for m, p in runs.items()},
                              pooling.depth)  # fmt: skip
     texts, titles = _passages(corpus, set(cands["pid"]) | set(pooled["pid"]))
-    reads = filtering.Reads(texts, titles, membership, settings, pooling.lead_words)
+    reads = filtering.Reads(texts, titles, membership, settings, pooling.lead_words, named)
     answers, check = filtering.filter_and_check(
         questions, simples, kinds, cands, llm, Prompt(**prompt), settings, reads
     )
