@@ -117,13 +117,15 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
     ),
     (
         "`simple`: one row per member of a group's kind: `group`, `cluster`, `slot`, `pid`, `qid` "
-        "(`simple-GGGGG-S`), `subject` (the passage's subject: its title, or a name the LLM gave), "
+        "(`simple-GGGGG-S`), `subject` (a member's subject, from the kinds job: its title, or a "
+        "name the LLM gave), "
         '`predicate` (what follows "Which <kind>") and the question columns (below). '
         "`disjunctive`: one row per group: `group`, `cluster`, `qid` (`disj-GGGGG`), the question "
         'columns ("What are some <kind>?"), `kind`, `kind_singular`, `members` (the slots the '
         "judge read as of the kind; fewer than two: the row is dropped with a reason), `sorts` "
         '(aligned with `members`: each one\'s sort of the kind, "Hindu" of a festival, copied '
-        'from its passage; "" where none holds).',
+        'from its passage; "" where none holds), `subjects` (aligned with `members`: each one\'s '
+        'subject, its title or a name the LLM gave; "" where none was named).',
         {"atomic_questions": "questions/{kind}.parquet"},
     ),
     (

@@ -21,7 +21,7 @@ def test_both_sets_are_complete_and_use_only_known_placeholders():
         assert set(prompts) == {*FIELDS, "modes"}
         assert set(prompts["modes"]) == set(MODES)
     templates = resolve_templates()
-    assert set(templates) == {"disjunctive", "membership", "and", "or", "not"}
+    assert set(templates) == {"disjunctive", "membership", "named", "and", "or", "not"}
     # AND, OR and NOT are lists of forms, one drawn per question
     assert all(isinstance(templates[t], list) and len(templates[t]) >= 2 for t in COMPOSED)
 

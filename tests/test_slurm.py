@@ -54,11 +54,13 @@ REMOTE_RULES = {"ingest": 1, "group_by_document": 1, "sample_candidates": 1, "at
 
 
 def corpus_for(workflow) -> dict:
-    """20 passages, 4 pages, in a DPR TSV file in the workflow's folder."""
+    """20 passages, 4 pages, in a DPR TSV file in the workflow's folder; each passage of a page
+    is about its own thing (passages about one thing are no set's members)."""
     lines = ["id\ttext\ttitle"]
     for page in range(4):
         for i in range(5):
-            lines.append(f"{page * 5 + i}\tTopic{page} passage {i} of page {page}.\tPage{page}")
+            text = f"Item{page}x{i} is passage {i} of page {page}."
+            lines.append(f"{page * 5 + i}\t{text}\tPage{page}")
     path = workflow.path("psgs_w100.tsv")
     path.write_text("\n".join(lines) + "\n")
     return {"source": "dpr", "path": str(path), "grouping": "document"}
