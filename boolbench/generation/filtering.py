@@ -241,8 +241,8 @@ def _or(*values: bool | None) -> bool | None:
 class Reads:
     """The judge's reads of one job, each asked once: a question with a passage (`read`),
     whether a passage is of a kind (`member`, with the passage's title and first words) and
-    whether a member's name is (`named`, with the same lead). Keys are registered first, then
-    asked in one batch ordered by passage (`run`)."""
+    whether its subject's name is (`named`, with the same lead or the whole passage). Keys are
+    registered first, then asked in one batch ordered by passage (`run`)."""
 
     def __init__(self, texts: dict[str, str], titles: dict[str, str | None],
                  membership: str, settings: AnswererSettings, lead_words: int,

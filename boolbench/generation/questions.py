@@ -10,12 +10,11 @@ Artifacts:
   sorts (aligned with members): the word or two, copied from each member's passage, that say
   which sort of the kind it is ("Hindu" of a festival, "red giant" of a star; "" when the LLM
   gave none that holds), what OR questions ask for ("What are some Hindu or Christian
-  festivals?").
+  festivals?"); subjects (aligned with members): each member's name (the passage's title, or
+  the name the LLM gave when the group's titles cannot tell its passages apart).
 - questions/simple.parquet: one row per candidate passage (group, cluster, slot, pid, qid,
   QUESTION_COLUMNS, subject, predicate): members get "Which <kind, singular> <predicate>?",
-  whose answer is their subject (the passage's title, or the subject the LLM named when the
-  group's titles cannot tell its passages apart); others are dropped (reason no_kind,
-  not_a_member or no_subject).
+  whose answer is their subject; others are dropped (reason no_kind or not_a_member).
 QUESTION_COLUMNS: question (null when dropped), source ("llm" | "template" | null), status
 ("ok" | "fallback" | "dropped"), reason (why the last attempt was invalid, or null), attempts
 (LLM attempts made), prompt_hash, model.
@@ -753,7 +752,7 @@ def simple_questions(
     for row in candidates.itertuples():
         kind = kind_of.get(int(row.group))
         subject = subjects.get((int(row.group), int(row.slot)))
-        if kind is None or int(row.slot) not in set(kind.members) or not subject:
+        if kind is None or int(row.slot) not in set(kind.members):
             continue
         group = candidates[candidates["group"] == row.group]
         siblings = tuple(group.loc[group["slot"].isin(set(kind.members) - {int(row.slot)}),
@@ -781,9 +780,7 @@ def simple_questions(
         outcome = outcomes.get(qid)
         if outcome is None:
             kind = kind_of.get(int(row.group))
-            reason = ("no_kind" if kind is None
-                      else "not_a_member" if int(row.slot) not in set(kind.members)
-                      else "no_subject")  # fmt: skip
+            reason = "no_kind" if kind is None else "not_a_member"
             outcome = Outcome(None, None, "dropped", reason, 0)
         predicate = predicate_of(outcome.question, checks[qid]) if outcome.question else None
         rows.append(
