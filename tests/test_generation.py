@@ -17,6 +17,7 @@ from boolbench.generation.filtering import (
     construction,
     filter_and_check,
     judge_pools,
+    met_constraint,
     outside_kind,
     p_yes,
     pools,
@@ -610,10 +611,20 @@ def test_strict_mode_rejects_answered_negatives_and_excluded_passages_outside_th
             ("q6", "NOT", "k", "negative", False, True),
             ("q7", "AND", "l", "positive", True, True),
             ("q7", "AND", "m", "negative", None, None),
+            # one of two negatives meets the constraint too: it leaves, the question stays
+            ("q8", "AND", "n", "positive", True, True),
+            ("q8", "AND", "o", "negative", True, True),
+            ("q8", "AND", "p", "negative", False, True),
+            # two of three do: the constraint is not one only the positive meets
+            ("q9", "AND", "q", "positive", True, True),
+            ("q9", "AND", "r", "negative", True, True),
+            ("q9", "AND", "s", "negative", True, True),
+            ("q9", "AND", "t", "negative", False, True),
         ],
         columns=["qid", "type", "pid", "role", "answered", "member"],
     )
     assert outside_kind(answers).tolist() == [i in (4, 9) for i in range(len(answers))]
+    assert answers.loc[met_constraint(answers), "pid"].tolist() == ["o"]
     table = verdicts(answers).set_index("qid")
     assert table.loc["q1"].tolist() == [True, False, "negative_answered"]
     assert table.loc["q2"].tolist()[:2] == [True, True] and pd.isna(table.loc["q2"].iloc[2])
@@ -622,6 +633,8 @@ def test_strict_mode_rejects_answered_negatives_and_excluded_passages_outside_th
     assert table.loc["q5"].tolist() == [True, False, "excluded_not_of_kind"]
     assert table.loc["q6"].tolist() == [False, False, "no_member_of_the_kind"]
     assert table.loc["q7"].tolist() == [True, False, "answerer_failed"]
+    assert table.loc["q8"].tolist()[:2] == [True, True] and pd.isna(table.loc["q8"].iloc[2])
+    assert table.loc["q9"].tolist() == [True, False, "negative_answered"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -838,7 +851,8 @@ def test_assemble_labels_pooled_passages_and_the_outside_kind():
     labels = kept.set_index("qid")[["positives", "negatives", "pooled_positives",
                                     "pooled_negatives"]].to_dict("index")  # fmt: skip
     assert labels == {
-        "and-00000-0": {"positives": ["a"], "negatives": ["b", "c"],
+        # c meets the constraint too (the judge's read): no negative, unjudged
+        "and-00000-0": {"positives": ["a"], "negatives": ["b"],
                         "pooled_positives": ["x"], "pooled_negatives": ["y"]},
         "or-00000-0": {"positives": ["a", "b"], "negatives": ["c"], "pooled_positives": [],
                        "pooled_negatives": ["w"]},
@@ -850,22 +864,22 @@ def test_assemble_labels_pooled_passages_and_the_outside_kind():
     assert reasons["not-00000-0"] == "dropped: no_kind"
     assert pd.isna(reasons["or-00000-0"])
     _, strict = small_dataset("strict")
-    assert strict["qid"].tolist() == ["or-00000-0", "not-00001-0"]  # and-0: c answers
+    assert strict["qid"].tolist() == ["and-00000-0", "or-00000-0", "not-00001-0"]
 
 
 def test_table1_on_a_hand_checked_case(tmp_path):
     all_questions, _ = small_dataset()
     table = dataset.table1(all_questions).set_index("type")
     columns = ["questions", "avg_pos", "avg_neg", "avg_pooled_pos", "avg_pooled_neg"]
-    assert table.loc["ALL", columns].tolist() == pytest.approx([3, 4 / 3, 4 / 3, 1.0, 1.0])
-    assert table.loc["AND", columns].tolist() == [1, 1.0, 2.0, 1.0, 1.0]
+    assert table.loc["ALL", columns].tolist() == pytest.approx([3, 4 / 3, 1.0, 1.0, 1.0])
+    assert table.loc["AND", columns].tolist() == [1, 1.0, 1.0, 1.0, 1.0]
     assert table.loc["OR", columns].tolist() == [1, 2.0, 1.0, 0.0, 1.0]
     assert table.loc["NOT", columns].tolist() == [1, 1.0, 1.0, 2.0, 1.0]
     counts = ["generated", "llm", "fallback", "dropped", "filtered_out"]
     assert table.loc["ALL", counts].tolist() == [5, 3, 1, 1, 1]
     assert table.loc["NOT", counts].tolist() == [2, 1, 0, 1, 0]
     assert table.loc["AND", "pass_rate"] == 0.5
-    assert table.loc["AND", "pass_rate_strict"] == 0.0  # and-00000-0 also answers negative c
+    assert table.loc["AND", "pass_rate_strict"] == 0.5  # and-00000-0: c leaves the labels
     steps = {"disjunctive": pd.DataFrame({"status": ["ok", "dropped", "dropped"],
                                           "reason": [None, "two_kinds", "vague_kind"]}),
              "simple": pd.DataFrame({"status": ["dropped", "ok"],
@@ -924,15 +938,13 @@ def test_beir_export_matches_the_dataset(tmp_path):
         return sorted(map(tuple, frame.values.tolist()))
 
     # Completed labels: positives and pooled positives 1, negatives and pooled negatives 0
-    # (z: the judge failed, unjudged).
+    # (z: the judge failed, and c, a negative read as meeting the constraint too: unjudged).
     assert qrels("test") == [
-        ("and-00000-0", "a", "1"), ("and-00000-0", "b", "0"), ("and-00000-0", "c", "0"),
+        ("and-00000-0", "a", "1"), ("and-00000-0", "b", "0"),
         ("and-00000-0", "x", "1"), ("and-00000-0", "y", "0"),
     ]  # fmt: skip
-    assert qrels("test_group") == [
-        ("and-00000-0", "a", "1"), ("and-00000-0", "b", "0"), ("and-00000-0", "c", "0")
-    ]  # fmt: skip
-    assert qrels("test_negatives") == [("and-00000-0", "b", "1"), ("and-00000-0", "c", "1")]
+    assert qrels("test_group") == [("and-00000-0", "a", "1"), ("and-00000-0", "b", "0")]
+    assert qrels("test_negatives") == [("and-00000-0", "b", "1")]
     assert qrels("train") == [
         ("not-00001-0", "d", "1"), ("not-00001-0", "e", "0"), ("not-00001-0", "f", "0"),
         ("not-00001-0", "u", "1"), ("not-00001-0", "v", "1"),

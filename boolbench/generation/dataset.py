@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from boolbench.constants import TYPES
 from boolbench.dataset_card import write_card
 from boolbench.errors import InputError
-from boolbench.generation.filtering import outside_kind, verdicts
+from boolbench.generation.filtering import met_constraint, outside_kind, verdicts
 from boolbench.io import atomic_path, write_table_atomic, write_text_atomic
 from boolbench.labels import COMPLETED, GROUP, judgements, negative_judgements, with_pooled
 from boolbench.report import html
@@ -102,10 +102,12 @@ def assemble(
     judgement failed stays unjudged."""
     table = questions.merge(verdicts(answers), on="qid", how="left")
     table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
-    # Labelled passages the judge read as outside the kind leave the group labels, judged.
+    # Labelled passages the judge read as outside the kind leave the group labels judged not
+    # relevant; AND negatives it read as meeting the constraint too leave them unjudged.
     outside = answers[outside_kind(answers)].groupby("qid")["pid"].agg(set)
+    met = answers[met_constraint(answers)].groupby("qid")["pid"].agg(set)
     for column in ("positives", "negatives"):
-        table[column] = [[p for p in pids if p not in outside.get(q, set())]
+        table[column] = [[p for p in pids if p not in outside.get(q, set()) | met.get(q, set())]
                          for q, pids in zip(table["qid"], table[column], strict=True)]  # fmt: skip
     judged = pooled[pooled["relevant"].notna()].sort_values(["qid", "rank", "pid"])
     for column, relevant in (("pooled_positives", True), ("pooled_negatives", False)):
