@@ -14,6 +14,7 @@ rule sample_candidates:
     params:
         n_groups=lambda wc: corpus_entry(wc)["candidates"]["n_groups"],
         sizes=lambda wc: corpus_entry(wc)["candidates"]["sizes"],
+        skip_loosest=lambda wc: corpus_entry(wc)["candidates"]["skip_loosest"],
         seed=config["seed"],
     script:
         "../workflow_scripts/sample_candidates.py"

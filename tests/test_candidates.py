@@ -98,3 +98,28 @@ def test_sample_candidates_names_a_passage_without_a_vector(tmp_path):
     with pytest.raises(InputError, match=r"embeddings.npy: has no vector for passage 'c\d+-p\d+'"):
         sample_candidates(groups_path, corpus_path, 4, [3], 1, tmp_path / "out.parquet",
                           embeddings_path=embeddings)  # fmt: skip
+
+
+def test_skip_loosest_leaves_out_the_least_cohesive_clusters_and_keeps_growth_stable():
+    # Clusters 0, 3 and 9 are loose (random vectors); the others' passages nearly one vector.
+    rng = np.random.default_rng(1)
+    loose = {0, 3, 9}
+    vectors = {}
+    for pid, cluster in zip(GROUPS["pid"], GROUPS["cluster"], strict=True):
+        centre = np.eye(12)[cluster]
+        spread = 1.0 if cluster in loose else 0.01
+        vectors[pid] = centre + spread * rng.normal(size=12)
+
+    def vectors_of(pids):
+        return np.stack([vectors[p] for p in pids])
+
+    everything = draw_candidates(GROUPS, None, [2, 3], 4, vectors_of)
+    assert set(everything["cluster"]) >= loose
+    tight = draw_candidates(GROUPS, None, [2, 3], 4, vectors_of, skip_loosest=0.3)
+    assert set(tight["cluster"]) == set(everything["cluster"]) - loose
+    # growing n_groups appends: the first groups stay the same
+    small = draw_candidates(GROUPS, 3, [2, 3], 4, vectors_of, skip_loosest=0.3)
+    assert tight[tight["group"] < 3].reset_index(drop=True).equals(small)
+    with pytest.raises(ConfigError, match="7 groups have at least 2 passages above the "
+                                          "skip_loosest floor"):  # fmt: skip
+        draw_candidates(GROUPS, 8, [2, 3], 4, vectors_of, skip_loosest=0.3)

@@ -12,4 +12,5 @@ with script_context(snakemake):
         seed=snakemake.params.seed,
         candidates_out=snakemake.output[0],
         embeddings_path=snakemake.input.get("embeddings"),
+        skip_loosest=snakemake.params.skip_loosest,
     )
