@@ -57,7 +57,7 @@ import pyarrow as pa
 from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.grammar import as_named, with_article
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.questions import shorten, sorts_of, subject_of_title
+from boolbench.generation.questions import shorten, sorts_of, subject_of_title, usable_titles
 from boolbench.generation.validation import is_refusal, mentions, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
@@ -385,11 +385,12 @@ def verify_members(
 @dataclass(frozen=True)
 class Construction:
     """What the judge knows of the written questions: simple questions by qid, each group's
-    kind, and each passage's title."""
+    kind, each passage's title, and the groups whose members are named by their titles."""
 
     simple: dict[str, dict]
     kinds: dict[int, dict]
     titles: dict[str, str | None]
+    titled: frozenset[int] = frozenset()
 
     def or_kinds(self, question, text: str) -> list[str]:
         """The sorts of an OR question (its operands) that `text` names, each as a kind
@@ -411,11 +412,9 @@ class Construction:
     def title_name(self, question, title: str | None) -> str | None:
         """A passage's subject as its `title` names it, where the question's group named its
         members by their titles; None where titles name pages or stories, not things."""
-        group = [s for s in self.simple.values() if int(s["group"]) == int(question.group)]
-        by_titles = group and all(
-            s["subject"] == subject_of_title(self.titles.get(s["pid"]) or "") for s in group
-        )
-        return subject_of_title(title) if by_titles and isinstance(title, str) else None
+        if int(question.group) in self.titled and isinstance(title, str):
+            return subject_of_title(title)
+        return None
 
     def operand(self, question, i: int) -> dict | None:
         qids = list(question.operand_qids)
@@ -517,6 +516,7 @@ def construction(simple: pd.DataFrame, kinds: pd.DataFrame, candidates: pd.DataF
         {r["qid"]: r for r in simple.to_dict("records") if r["status"] != "dropped"},
         {int(r["group"]): r for r in kinds.to_dict("records") if r["status"] != "dropped"},
         dict(zip(candidates["pid"], candidates["title"], strict=True)),
+        frozenset(int(g) for g, group in candidates.groupby("group") if usable_titles(group)),
     )
 
 
