@@ -124,8 +124,10 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
         'columns ("What are some <kind>?"), `kind`, `kind_singular`, `members` (the slots the '
         "judge read as of the kind; fewer than two: the row is dropped with a reason), `sorts` "
         '(aligned with `members`: each one\'s sort of the kind, "Hindu" of a festival, copied '
-        'from its passage; "" where none holds), `subjects` (aligned with `members`: each one\'s '
-        'subject, its title or a name the LLM gave; "" where none was named).',
+        'from its passage; "" where none holds), `places` (aligned with `members`: where its '
+        'passage\'s first sentence puts it, "Vietnam" of a city; "" where none holds), `subjects` '
+        '(aligned with `members`: each one\'s subject, its title or a name the LLM gave; "" '
+        "where none was named).",
         {"atomic_questions": "questions/{kind}.parquet"},
     ),
     (

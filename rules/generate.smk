@@ -34,12 +34,17 @@ ATOMIC_PARAMS = {
     "sort_prompt": lambda wc: (
         prompt_params("sort") if wc.kind == "disjunctive" else None
     ),
+    # disjunctive: each member's place (what OR questions ask for where no two sorts pair)
+    "place_prompt": lambda wc: (
+        prompt_params("place") if wc.kind == "disjunctive" else None
+    ),
 }
 COMPOSE_PARAMS = {
     "llm": lambda wc: llm_params(wc.operator),
     "seed": config["seed"],
     "prompt": lambda wc: prompt_params(wc.operator),
     "forms": lambda wc: TEMPLATES[wc.operator],
+    "place_forms": lambda wc: TEMPLATES["or_place"] if wc.operator == "or" else None,
     "generation": GENERATION_PARAMS,
 }
 ANSWER_PARAMS = {

@@ -6,6 +6,7 @@ responder knows the step from the prompt's first field and writes predictable an
 - KINDS: the kind "records" with every passage as a member, except those whose keyword starts
   with "Odd" (never of the kind); a group with fewer than two others gets only its first.
 - SORT: the word after the first "is a" or "was a" ("Alpha is a red thing." -> "red").
+- PLACE: the capitalised word after " in " ("Rho is a thing in Norland." -> "Norland").
 - SIMPLE: "Which record is coded <subject backwards>?"; keyword "Bad...": never a question;
   "Flaky...": a question only from the second seed on.
 - AND / OR / NOT (compose mode llm): the draft with "What" for "Which".
@@ -15,7 +16,8 @@ responder knows the step from the prompt's first field and writes predictable an
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
   the membership question ("Is this paragraph about one of the records?") is yes unless the
   paragraph's keyword starts with "Odd" or "Mute"; asked of sorts ("... of the red or blue
-  records?"), also only when the paragraph is of one ("Alpha is a red thing."); asked of a
+  records?"), also only when the paragraph is of one ("Alpha is a red thing."), and of places
+  ("... of the records in Norland?") only when it says it is in one; asked of a
   name ("Is Alpha a record?"), yes unless the name starts with "Odd", "Mute" or "Stray" (a
   passage read as of the kind whose subject is not).
 - SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
@@ -43,6 +45,7 @@ from tests.conftest import tiny_config
 TEST_PROMPTS = {
     "kinds": {"system": "K", "template": "KINDS|{items}"},
     "sort": {"system": "S", "template": "SORT|{kind_singular}|{subject}|{paragraph}"},
+    "place": {"system": "S", "template": "PLACE|{kind_singular}|{subject}|{paragraph}"},
     "simple": {"system": "Q", "template": "SIMPLE|{kind_singular}|{subject}|{paragraph}"},
     "subject": {"system": "N", "template": "SUBJECT|{paragraph}"},
     "and": {"system": "Q", "template": "AND|{draft}"},
@@ -90,6 +93,9 @@ def respond(body: dict) -> str:
         return json.dumps({"kind": KIND, "members": members if len(members) >= 2 else [1]})
     if step == "SORT":
         return sort_of(fields[2]) or "thing"
+    if step == "PLACE":
+        place = re.search(r" in ([A-Z]\w+)", fields[2])
+        return place.group(1) if place else "?"
     if step == "SIMPLE":
         word = keyword(fields[2])
         if word.startswith("Bad") or (word.startswith("Flaky") and seed == BASE_SEED):
@@ -149,6 +155,9 @@ def answers(question: str, paragraph: str) -> bool:
     backwards) is in the question, not after "not", and the keyword is not Mute...; the
     membership question: the keyword is not Odd... or Mute..."""
     word = keyword(paragraph).rstrip(":")
+    if question.startswith(MEMBERSHIP) and " in " in question:  # "... the records in Norland?"
+        place = question.rstrip("?").split(" in ", 1)[1]
+        return not word.startswith(("Odd", "Mute")) and f" in {place}" in paragraph
     if question.startswith(MEMBERSHIP):  # "... the records?", "... the red or blue records?"
         sorts = set(question[len(MEMBERSHIP) :].strip(" ?").split()[:-1]) - {"or", "the"}
         return not word.startswith(("Odd", "Mute")) and (not sorts or sort_of(paragraph) in sorts)

@@ -33,6 +33,7 @@ from boolbench.generation.questions import (
     member_sorts,
     name_subjects,
     parse_kind,
+    parse_place,
     parse_sort,
     simple_questions,
     sorts_of,
@@ -82,6 +83,7 @@ def generate_all(llm, cands, gen=None, verify=True, mode="template"):
                                MEMBERSHIP_TEMPLATE, LEAD_WORDS, NAMED_TEMPLATE,
                                subjects)  # fmt: skip
     kinds = member_sorts(with_subjects(kinds, cands, subjects), cands, llm, prompt("sort"), gen)
+    kinds = member_sorts(kinds, cands, llm, prompt("place"), gen, "places")
     simple = simple_questions(cands, kinds, llm, prompt("simple"), gen, "m")
     composed = {
         op: compose(
@@ -94,6 +96,7 @@ def generate_all(llm, cands, gen=None, verify=True, mode="template"):
             gen,
             TEMPLATES[op.lower()],
             "m",
+            TEMPLATES["or_place"] if op == "OR" else (),
         )  # fmt: skip
         for op in ("AND", "OR", "NOT")
     }
@@ -515,6 +518,31 @@ def test_the_judge_reads_or_passages_as_of_either_sort(llm):
     asked = [q for q in llm.server.requests if "Gamma" in q]
     assert sum("the red records" in q for q in asked) == 1  # the sort it names, read
     assert not any("the blue records" in q for q in asked)  # not the other
+
+
+def test_places_make_or_questions_the_judge_reads_by_place(llm):
+    # Records without a sort, each in a land its passage names: "What are some records in
+    # Norland or in Sudland?" (the members in either land its positives, the one in Westland
+    # its negative); the judge reads "... one of the records in Norland?" of each.
+    cands = candidates([["Rho is a thing in Norland.", "Sigma is a thing in Sudland.",
+                         "Tau is a thing in Westland."]])  # fmt: skip
+    kinds, simple, composed = generate_all(llm, cands)
+    assert list(kinds["places"].iloc[0]) == ["Norland", "Sudland", "Westland"]
+    assert list(kinds["sorts"].iloc[0]) == ["", "", ""]
+    written = composed["OR"][composed["OR"]["status"] != "dropped"]
+    row = next(
+        r for r in written.itertuples() if "Norland" in r.question and "Sudland" in r.question
+    )
+    assert (sorted(row.positives), row.negatives) == (["p-Rho", "p-Sigma"], ["p-Tau"])
+    reads = Reads(dict(zip(cands["pid"], cands["text"], strict=True)),
+                  dict(zip(cands["pid"], cands["title"], strict=True)), MEMBERSHIP_TEMPLATE,
+                  answerer(), LEAD_WORDS)  # fmt: skip
+    answers, _ = filter_and_check(written[written["qid"] == row.qid], simple, kinds, cands, llm,
+                                  prompt("judge"), answerer(), reads)  # fmt: skip
+    assert dict(zip(answers["pid"], answers["answered"], strict=True)) == {
+        "p-Rho": True, "p-Sigma": True, "p-Tau": False,
+    }  # fmt: skip
+    assert any("one of the records in Norland?" in q for q in llm.server.requests)
 
 
 def test_cyclic_consistency_in_both_modes_and_its_reasons(llm):
@@ -988,8 +1016,8 @@ def test_generation_report_counts_every_step_by_reason():
 
 
 def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = None,
-                sorts: list[str] | None = None):  # fmt: skip
-    """A group of rivers (pids a, b, c, ...) with these subjects, passages and sorts."""
+                sorts: list[str] | None = None, places: list[str] | None = None):  # fmt: skip
+    """A group of rivers (pids a, b, c, ...) with these subjects, passages, sorts and places."""
     from boolbench.generation.compose import Group
 
     slots = list(range(len(subjects)))
@@ -999,7 +1027,8 @@ def river_group(subjects: list[str], group: int = 0, texts: list[str] | None = N
                   "predicate": f"is river {s}", "question": f"Which river is river {s}?"}
               for s, subject in enumerate(subjects)}  # fmt: skip
     kind = {"status": "ok", "kind": "rivers", "kind_singular": "river", "members": slots,
-            "question": "What are some rivers?", "sorts": sorts or [""] * len(slots)}  # fmt: skip
+            "question": "What are some rivers?", "sorts": sorts or [""] * len(slots),
+            "places": places or [""] * len(slots)}  # fmt: skip
     return Group(group, 0, cands, kind, simple)
 
 
@@ -1102,6 +1131,72 @@ def test_or_pairs_two_sorts_of_one_attribute():
     (none,) = plan_or(river_group(["A", "B"], sorts=["German", "German-American"]), [OR_FORM],
                       settings())  # fmt: skip
     assert none.reason == "no_comparable_sorts"
+
+
+PLACE_FORM = "What are some {kind} in {first} or in {second}?"
+
+
+def test_or_asks_for_two_places_where_no_two_sorts_pair():
+    # "What are some rivers in China or in Russia?": where the sorts pair no two, two places
+    # the members' passages put them in; a member in another place is a negative
+    from boolbench.generation.compose import plan_or
+
+    texts = ["A is a river in China.", "B is a river in Russia.", "C is a river in England.",
+             "D is a river in Russia, near China."]  # fmt: skip
+    g = river_group(["A", "B", "C", "D"], texts=texts, sorts=["Chinese", "", "", ""],
+                    places=["China", "Russia", "England", "Russia"])  # fmt: skip
+    plans = {p.draft: p for p in plan_or(g, [OR_FORM], settings(per_group=3), [PLACE_FORM])}
+    assert sorted(plans) == ["What are some rivers in China or in England?",
+                             "What are some rivers in China or in Russia?",
+                             "What are some rivers in Russia or in England?"]  # fmt: skip
+    plan = plans["What are some rivers in China or in Russia?"]
+    assert (plan.positives, plan.negatives) == (["a", "b", "d"], ["c"])
+    assert plan.operand_qids == ["disj-00000/in China", "disj-00000/in Russia"]
+    assert plan.operand_texts == ["What are some rivers in China?",
+                                  "What are some rivers in Russia?"]  # fmt: skip
+    # D names China though it is in Russia: no negative of "in China or in England"
+    assert plans["What are some rivers in China or in England?"].negatives == ["b"]
+    assert all(check(plan.draft) is None for check in plan.checks)
+    # sorts that pair come first; places are not asked for then
+    g = river_group(["A", "B"], sorts=["Chinese", "Russian"], places=["China", "Russia"])
+    (plan,) = plan_or(g, [OR_FORM], settings(), [PLACE_FORM])
+    assert plan.draft == "What are some Chinese or Russian rivers?"
+    # one place within the other ("Asia", "Southeast Asia") is no pair; without place forms
+    # (an older config) no place is asked for
+    g = river_group(["A", "B"], places=["Asia", "Southeast Asia"])
+    assert plan_or(g, [OR_FORM], settings(), [PLACE_FORM])[0].reason == "fewer_than_two_sorts"
+    g = river_group(["A", "B"], places=["China", "Russia"])
+    assert plan_or(g, [OR_FORM], settings())[0].reason == "fewer_than_two_sorts"
+
+
+def test_a_place_is_where_the_passages_first_sentence_puts_the_member():
+    haiphong = "Haiphong is the third-largest city in Vietnam, with an area of 3,194 km2. It is."
+    assert parse_place("Haiphong is a city in Vietnam.", haiphong, "Haiphong", "cities",
+                       "city") == ("Vietnam", None)  # fmt: skip
+    cyprus = "Cyprus is an island country in the eastern Mediterranean Sea, south of Turkey."
+    assert parse_place("the eastern Mediterranean Sea", cyprus, "Cyprus", "island countries",
+                       "island country") == ("the eastern Mediterranean Sea", None)  # fmt: skip
+    chiang_mai = "Chiang Mai is the largest city in northern Thailand. It is old."
+    assert parse_place("Thailand", chiang_mai, "Chiang Mai", "cities", "city") == (
+        "Thailand", None,
+    )  # fmt: skip
+    # a place named elsewhere than where the first sentence puts it, or a part of a name
+    vespucci = ("Amerigo Vespucci was an Italian explorer from Florence after whom the "
+                "continent of America is named. He sailed in the Atlantic.")  # fmt: skip
+    assert parse_place("America", vespucci, "Amerigo Vespucci", "explorers", "explorer")[1] == (
+        "not_where_it_is"
+    )
+    assert parse_place("the Atlantic", vespucci, "Amerigo Vespucci", "explorers",
+                       "explorer")[1] == "not_where_it_is"  # fmt: skip
+    sirius = "Sirius is the brightest star in the constellation of Canis Major. It is."
+    assert parse_place("Canis", sirius, "Sirius", "stars", "star")[1] == "not_where_it_is"
+    river = "The Yellow River is the second-longest river in China. It flows."
+    assert parse_place("China", river, "Yellow River", "rivers in China", "river in China")[1] == (
+        "names_the_kind_or_subject"
+    )
+    game = "Blackjack is the most widely played casino banking game in the world."
+    assert parse_place("the world", game, "Blackjack", "games", "game")[1] == "not_a_place_name"
+    assert parse_place("the World", game, "Blackjack", "games", "game")[1] == "vague_place"
 
 
 def test_a_sort_is_a_word_or_two_of_the_passage_that_sorts_the_kind():

@@ -18,4 +18,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         subject_prompt=snakemake.params.subject_prompt,
         member_judge=snakemake.params.member_judge,
         sort_prompt=snakemake.params.sort_prompt,
+        place_prompt=snakemake.params.place_prompt,
     )

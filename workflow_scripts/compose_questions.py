@@ -14,6 +14,7 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         llm,
         prompt=snakemake.params.prompt,
         forms=snakemake.params.forms,
+        place_forms=snakemake.params.place_forms,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
         shard=job_shard(snakemake),
     )

@@ -38,6 +38,7 @@ import pyarrow as pa
 from boolbench.generation.grammar import as_named
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
+    PLACE_SORT,
     QUESTION_FIELDS,
     GenerationSettings,
     Item,
@@ -48,6 +49,8 @@ from boolbench.generation.questions import (
     log_outcomes,
     outcome_columns,
     shorten,
+    sort_kind,
+    sort_name,
     sort_qid,
 )
 from boolbench.generation.validation import content_words, mentions, words
@@ -139,16 +142,24 @@ class Group:
         listed = {s: (sorts[i] if i < len(sorts) else "") for i, s in enumerate(self._listed())}
         return {s: listed[s] for s in self.members}
 
+    def places(self) -> dict[int, str]:
+        """Each member's place ("" where it has none, or the kinds job named none)."""
+        places = self.kind.get("places") if self.kind else None
+        places = [] if places is None else list(places)
+        listed = {s: (places[i] if i < len(places) else "") for i, s in enumerate(self._listed())}
+        return {s: listed[s] for s in self.members}
+
     def of_sort(self, sort: str) -> str:
-        """The kind question asked of one sort: "What are some Hindu festivals?"."""
+        """The kind question asked of one sort: "What are some Hindu festivals?", "What are
+        some cities in Vietnam?"."""
         kind = self.kind["kind"]
-        return self.kind["question"].replace(kind, f"{sort} {kind}", 1)
+        return self.kind["question"].replace(kind, sort_kind(sort, kind), 1)
 
     def names_either(self, slot: int, *sorts: str) -> bool:
         """True when a member's passage names one of `sorts` ("an Ottoman military leader"):
         whether it is of that sort too, only a reading can say."""
         text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
-        return any(mentions(text, sort) for sort in sorts)
+        return any(mentions(text, sort_name(sort)) for sort in sorts)
 
     def subject(self, slot: int) -> str:
         """A member's subject as its simple question names it ("" where it has none)."""
@@ -207,7 +218,9 @@ def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
     return plans
 
 
-def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
+def plan_or(
+    g: Group, forms: list[str], settings: GenerationSettings, place_forms: list[str] = ()
+) -> list[Plan]:
     """OR: "or" widens the kind over two of its members' sorts, "What are some Hindu or
     Christian festivals?" (two values of one attribute at the same level, as a person asks;
     naming two members and asking about each reads as two questions). Positives: the members
@@ -218,46 +231,63 @@ def plan_or(g: Group, forms: list[str], settings: GenerationSettings) -> list[Pl
     that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set;
     only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
-    ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical."""
+    ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical.
+    Where the sorts pair no two, two places of the members do, from `place_forms` ("What are
+    some cities in Vietnam or in Thailand?"; the operands' sorts are "in Vietnam", ...)."""
     if reason := g.no_set():
         return _none("OR", g, reason)
     rng = _rng(settings.seed, g.group, "OR")
-    by_sort: dict[str, list[int]] = {}
-    written: dict[str, str] = {}
     subjects = tuple(g.subject(s) for s in g.members if g.subject(s))
-    for slot, sort in g.sorts().items():
-        # "Ptolemaic" of Cleopatra beside the member "Ptolemaic Kingdom" names that member
-        if sort and not any(mentions(subject, sort) for subject in subjects):
-            by_sort.setdefault(sort.lower(), []).append(slot)
-            written.setdefault(sort.lower(), sort)
-    if len(by_sort) < 2:
-        return _none("OR", g, "fewer_than_two_sorts")
-    pairs = [(a, b) for a, b in itertools.combinations(by_sort, 2)
-             if _comparable(written[a], written[b])]  # fmt: skip
+    by_sort, written, pairs, reason = _or_pairs(g.sorts(), subjects, _comparable)
+    templates, prefix = forms, ""
+    if not pairs and place_forms:
+        by_place, places, place_pairs, _ = _or_pairs(g.places(), subjects, _distinct_places)
+        if place_pairs:
+            by_sort, written, pairs = by_place, places, place_pairs
+            templates, prefix = place_forms, PLACE_SORT
     if not pairs:
-        return _none("OR", g, "no_comparable_sorts")
+        return _none("OR", g, reason)
     plans = []
     for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
         a, b = pairs[int(index)]
         first, second = written[a], written[b]
         chosen = set(by_sort[a]) | set(by_sort[b])
-        asked = set(words(first)) | set(words(second))
+        asked = set(content_words(first)) | set(content_words(second))
         plans.append(
             Plan(
                 f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
                 positives=[g.pid(s) for s in g.members if s in chosen],
                 negatives=[g.pid(s) for sort, slots in by_sort.items()
-                           if sort not in (a, b) and not set(words(sort)) & asked
+                           if sort not in (a, b) and not set(content_words(sort)) & asked
                            for s in slots if not g.names_either(s, first, second)],
-                operand_qids=[sort_qid(g.group, first), sort_qid(g.group, second)],
-                operand_texts=[g.of_sort(first), g.of_sort(second)],
-                draft=_form(forms, rng).format(kind=g.kind["kind"], first=first, second=second),
+                operand_qids=[sort_qid(g.group, prefix + first),
+                              sort_qid(g.group, prefix + second)],
+                operand_texts=[g.of_sort(prefix + first), g.of_sort(prefix + second)],
+                draft=_form(templates, rng).format(kind=g.kind["kind"], first=first,
+                                                   second=second),
                 answers=subjects,  # the question names none of its answers
                 checks=(_names(first, "drops_an_alternative"),
                         _names(second, "drops_an_alternative")),
             )
         )  # fmt: skip
     return plans
+
+
+def _or_pairs(values: dict[int, str], subjects: tuple[str, ...], comparable):
+    """(slots by value, each value as written, the comparable pairs, why there is none) of the
+    members' sorts or places."""
+    by_value: dict[str, list[int]] = {}
+    written: dict[str, str] = {}
+    for slot, value in values.items():
+        # "Ptolemaic" of Cleopatra beside the member "Ptolemaic Kingdom" names that member
+        if value and not any(mentions(subject, value) for subject in subjects):
+            by_value.setdefault(value.lower(), []).append(slot)
+            written.setdefault(value.lower(), value)
+    if len(by_value) < 2:
+        return by_value, written, [], "fewer_than_two_sorts"
+    pairs = [(a, b) for a, b in itertools.combinations(by_value, 2)
+             if comparable(written[a], written[b])]  # fmt: skip
+    return by_value, written, pairs, None if pairs else "no_comparable_sorts"
 
 
 def _comparable(first: str, second: str) -> bool:
@@ -268,6 +298,12 @@ def _comparable(first: str, second: str) -> bool:
     return first[:1].isupper() == second[:1].isupper() and not set(words(first)) & set(
         words(second)
     )
+
+
+def _distinct_places(first: str, second: str) -> bool:
+    """True when two places share no content word: "Vietnam" and "Thailand"; not "Asia" and
+    "Southeast Asia" (one within the other), nor two constellations named in the same words."""
+    return not set(content_words(first)) & set(content_words(second))
 
 
 def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
@@ -351,9 +387,11 @@ def compose(
     settings: GenerationSettings,
     forms: list[str],
     model: str,
+    place_forms: list[str] = (),
 ) -> pd.DataFrame:
     """The `operator` questions of every group of `candidates`, with labels: the template's
-    question, or (compose mode llm) the LLM's rewrite of it."""
+    question, or (compose mode llm) the LLM's rewrite of it (OR: `place_forms` for two places
+    where no two sorts pair)."""
     simple_by_group: dict[int, dict[int, dict]] = {}
     for row in simple.to_dict("records"):
         simple_by_group.setdefault(int(row["group"]), {})[int(row["slot"])] = row
@@ -362,7 +400,9 @@ def compose(
     for group, cands in candidates.groupby("group", sort=True):
         g = Group(int(group), int(cands["cluster"].iloc[0]), cands.sort_values("slot"),
                   kind_by_group.get(int(group)), simple_by_group.get(int(group), {}))  # fmt: skip
-        for plan in PLANNERS[operator](g, forms, settings):
+        planned = (plan_or(g, forms, settings, place_forms) if operator == "OR"
+                   else PLANNERS[operator](g, forms, settings))  # fmt: skip
+        for plan in planned:
             if plan.draft is not None:
                 _settle_draft(plan, g, settings)
                 if plan.draft is not None and prompt.mode == "llm":

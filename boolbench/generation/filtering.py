@@ -57,7 +57,14 @@ import pyarrow as pa
 from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.grammar import as_named, with_article
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.questions import shorten, sorts_of, subject_of_title, usable_titles
+from boolbench.generation.questions import (
+    shorten,
+    sort_kind,
+    sort_name,
+    sorts_of,
+    subject_of_title,
+    usable_titles,
+)
 from boolbench.generation.validation import is_refusal, mentions, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
@@ -364,6 +371,7 @@ def verify_members(
                    and (pid not in by_name or reads.answered(by_name[pid]) is True)]  # fmt: skip
         kinds.at[i, "members"] = members
         kinds.at[i, "sorts"] = [""] * len(members)  # named later (member_sorts)
+        kinds.at[i, "places"] = [""] * len(members)
         if len(members) < 2:
             kinds.loc[i, ["question", "source", "status", "reason"]] = [
                 None,
@@ -399,7 +407,8 @@ class Construction:
         if question.type != "OR":
             return []
         sorts = sorts_of(question.operand_qids)
-        return [f"{sort} {self.kind(question)}" for sort in sorts if mentions(text, sort)]
+        return [sort_kind(sort, self.kind(question)) for sort in sorts
+                if mentions(text, sort_name(sort))]  # fmt: skip
 
     def kind(self, question) -> str | None:
         row = self.kinds.get(int(question.group))
@@ -434,8 +443,8 @@ def _labelled_reads(question, pid: str, role: str, c: Construction, reads: Reads
         return {"question": reads.read(question.question, pid)}
     kind = c.kind(question)
     keys = {"member": reads.member(kind, pid)} if kind else {}
-    for i, sort_kind in enumerate(c.or_kinds(question, reads.texts[pid])):
-        keys[f"sort{i}"] = reads.read(reads.membership.format(kind=sort_kind), pid)
+    for i, kind_of_sort in enumerate(c.or_kinds(question, reads.texts[pid])):
+        keys[f"sort{i}"] = reads.read(reads.membership.format(kind=kind_of_sort), pid)
     for i, simple in enumerate(c.answers(question)):
         keys[f"simple{i}"] = reads.read(simple["question"], pid)
     return keys

@@ -23,6 +23,7 @@ FIELDS = {
     "judge_system": set(),
     "kinds": {"items"},
     "sort": {"paragraph", "subject", "kind_singular"},
+    "place": {"paragraph", "subject", "kind_singular"},
     "simple": {"paragraph", "title", "subject", "kind", "kind_singular"},
     "subject": {"paragraph"},
     "and": {"question", "draft", "positive_paragraphs", "negative_paragraphs"},
@@ -43,6 +44,7 @@ TEMPLATE_FIELDS = {
     "named": {"subject", "a_kind_singular"},
     "and": {"kind", "kind_singular", "predicate"},
     "or": {"kind", "first", "second"},
+    "or_place": {"kind", "first", "second"},
     "not": {"kind", "excluded"},
 }
 # How a prompt set writes each step (`modes:` of the set; the first choice is the default):
@@ -53,7 +55,7 @@ COMPOSED = OPERATORS  # the composed questions' prompts
 # Which system message goes with which prompt.
 SYSTEM_OF = {name: "questioner_system" for name in ("simple", *COMPOSED, "decompose")}
 SYSTEM_OF["kinds"] = "kinds_system"
-SYSTEM_OF["sort"] = "sorter_system"
+SYSTEM_OF["sort"] = SYSTEM_OF["place"] = "sorter_system"
 SYSTEM_OF["subject"] = "namer_system"
 SYSTEM_OF["answerer"] = "answerer_system"
 SYSTEM_OF["judge"] = "judge_system"

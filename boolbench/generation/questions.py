@@ -10,8 +10,11 @@ Artifacts:
   sorts (aligned with members): the word or two, copied from each member's passage, that say
   which sort of the kind it is ("Hindu" of a festival, "red giant" of a star; "" when the LLM
   gave none that holds), what OR questions ask for ("What are some Hindu or Christian
-  festivals?"); subjects (aligned with members): each member's name (the passage's title, or
-  the name the LLM gave when the group's titles cannot tell its passages apart).
+  festivals?"); places (aligned with members): the place the passage's first sentence puts
+  the member in ("Vietnam" of a city; "" when none holds), what OR questions of a group whose
+  sorts pair no two ask for ("What are some cities in Vietnam or in Thailand?"); subjects
+  (aligned with members): each member's name (the passage's title, or the name the LLM gave
+  when the group's titles cannot tell its passages apart).
 - questions/simple.parquet: one row per candidate passage (group, cluster, slot, pid, qid,
   QUESTION_COLUMNS, subject, predicate): members get "Which <kind, singular> <predicate>?",
   whose answer is their subject; others are dropped (reason no_kind or not_a_member).
@@ -67,7 +70,8 @@ SIMPLE_SCHEMA = pa.schema(
 DISJUNCTIVE_SCHEMA = pa.schema(
     [("group", pa.int64()), ("cluster", pa.int64()), ("qid", pa.string()), *QUESTION_FIELDS,
      ("kind", pa.string()), ("kind_singular", pa.string()), ("members", pa.list_(pa.int32())),
-     ("sorts", pa.list_(pa.string())), ("subjects", pa.list_(pa.string()))]
+     ("sorts", pa.list_(pa.string())), ("places", pa.list_(pa.string())),
+     ("subjects", pa.list_(pa.string()))]
 )  # fmt: skip
 ATOMIC_SCHEMAS = {"simple": SIMPLE_SCHEMA, "disjunctive": DISJUNCTIVE_SCHEMA}
 # Kinds too vague to make a question of ("What are some things other than X?").
@@ -407,7 +411,8 @@ def kind_questions(
         if kind is None:
             rows.append(base | {"question": None, "source": None, "status": "dropped",
                                 "reason": answer.reason, "kind": None, "kind_singular": None,
-                                "members": [], "sorts": [], "subjects": []})  # fmt: skip
+                                "members": [], "sorts": [], "places": [],
+                                "subjects": []})  # fmt: skip
             continue
         question, invalid = check_question(template.format(kind=kind.plural), [])
         rows.append(
@@ -416,7 +421,8 @@ def kind_questions(
                "status": "dropped" if invalid else "ok",
                "reason": f"template {invalid}" if invalid else None, "kind": kind.plural,
                "kind_singular": kind.singular, "members": list(kind.members),
-               "sorts": [""] * len(kind.members), "subjects": [""] * len(kind.members)}
+               "sorts": [""] * len(kind.members), "places": [""] * len(kind.members),
+               "subjects": [""] * len(kind.members)}
         )  # fmt: skip
     log.info(
         "kinds: %d of %d groups share one (%s)",
@@ -458,6 +464,7 @@ def with_subjects(kinds: pd.DataFrame, candidates: pd.DataFrame,
         kept = [s for s in map(int, row["members"]) if s in distinct]
         kinds.at[i, "members"] = kept
         kinds.at[i, "sorts"] = [""] * len(kept)  # named later (member_sorts)
+        kinds.at[i, "places"] = [""] * len(kept)
         kinds.at[i, "subjects"] = [distinct[s] for s in kept]
     log.info(
         "subjects: %d of %d groups keep at least two members with distinct names (%s)",
@@ -546,7 +553,7 @@ def _common_noun(value: str) -> bool:
 
 @dataclass(frozen=True)
 class SortAsk:
-    """One member whose sort is asked: its passage, subject and group's kind."""
+    """One member whose sort (or place) is asked: its passage, subject and group's kind."""
 
     text: str
     subject: str
@@ -560,11 +567,14 @@ def member_sorts(
     llm: LLMClient,
     prompt: Prompt,
     settings: GenerationSettings,
+    column: str = "sorts",
 ) -> pd.DataFrame:
     """The kinds with each member's sort (column sorts, aligned with members; "" where the reply
     gives none that holds): one call per member, no retry (a member without a sort is simply
     not an OR alternative; sampled replies gave sorts that are no qualifier of the kind, "inlet
-    geographical regions", "poet literary works": measured in docs/results.md)."""
+    geographical regions", "poet literary works": measured in docs/results.md). With
+    `column="places"` (the `place` prompt) each member's place instead (parse_place)."""
+    parse = parse_place if column == "places" else parse_sort
     kinds = kinds.copy()
     passages = candidates.set_index(["group", "slot"])
     asks: dict[tuple[str, int], SortAsk] = {}
@@ -578,7 +588,7 @@ def member_sorts(
         ask = asks[key]
         paragraph = shorten(ask.text, SORT_PASSAGE_WORDS)
         return ChatRequest(
-            f"sort|{key[0]}|{key[1]}",
+            f"{column}|{key[0]}|{key[1]}",
             prompt.messages(
                 paragraph=paragraph, subject=ask.subject, kind_singular=ask.kind_singular
             ),
@@ -589,20 +599,72 @@ def member_sorts(
 
     def check(key: tuple[str, int], result) -> tuple[str | None, str | None]:
         ask = asks[key]
-        return parse_sort(result.content, ask.text, ask.subject, ask.kind, ask.kind_singular)
+        return parse(result.content, ask.text, ask.subject, ask.kind, ask.kind_singular)
 
     answers = ask_until_valid(llm, list(asks), request, check)
-    kinds["sorts"] = [
+    kinds[column] = [
         [(answers[(qid, int(s))].value or "") if (qid, int(s)) in answers else "" for s in members]
         for qid, members in zip(kinds["qid"], kinds["members"], strict=True)
     ]
     log.info(
-        "sorts: %d of %d members have one (%s)",
+        "%s: %d of %d members have one (%s)",
+        column,
         sum(bool(a.value) for a in answers.values()),
         len(answers),
         dict(Counter(a.reason for a in answers.values() if a.reason)),
     )
     return kinds
+
+
+# Places: where a member is ("cities in Vietnam"), for the OR questions of a group whose sorts
+# pair no two (cities, island countries and mountain ranges are rarely sorted by a word before
+# the kind, but their passages say where they are).
+PLACE_MAX_WORDS = 4
+PLACE_GAP_WORDS = 4  # between "in" and the place: "in the northern constellation of Lyra"
+GENERIC_PLACES = frozenset(["world", "earth", "universe", "western world", "northern hemisphere",
+                            "southern hemisphere", "space", "nature"])  # fmt: skip
+_FIRST_SENTENCE = re.compile(r"^.*?[.!?](?=\s+[A-Z\"'(]|\s*$)", re.DOTALL)
+
+
+def first_sentence(text: str) -> str:
+    """A passage's first sentence (to its first full stop before a capital)."""
+    match = _FIRST_SENTENCE.match(text.strip())
+    return match.group(0) if match else text
+
+
+def parse_place(reply: str | None, text: str, subject: str, kind: str,
+                kind_singular: str) -> tuple[str | None, str | None]:  # fmt: skip
+    """The place a reply names ("Vietnam", from "Haiphong is a city in Vietnam." too), as the
+    passage writes it, or (None, reason): a proper name of at most four words, none of them the
+    kind's or the subject's, that the passage's first sentence puts the member in: after "in"
+    and at most four words ("the third-largest city in Vietnam", "in the eastern Mediterranean
+    Sea"), whole ("Canis" of "Canis Major" is none). A place named elsewhere is no place the
+    member is in ("after whom the continent of America is named"); people are rarely put in a
+    place by their first sentence."""
+    value = " ".join((reply or "").split()).strip(" .,;:!\"'`")
+    value = re.sub(r"^.*?\bin\s+", "", value, flags=re.IGNORECASE)
+    value = re.sub(r"^the\s+", "", value, flags=re.IGNORECASE).strip(" .,;:")
+    have = words(value)
+    if not have:
+        return None, "no_place"
+    if len(value.split()) > PLACE_MAX_WORDS:
+        return None, "not_one_place"
+    if not any(w[:1].isupper() for w in value.split()):
+        return None, "not_a_place_name"
+    if " ".join(have) in GENERIC_PLACES:
+        return None, "vague_place"
+    own = set(words(kind)) | set(words(kind_singular)) | set(words(subject))
+    if set(have) & own:
+        return None, "names_the_kind_or_subject"
+    pattern = r"\W+".join(map(re.escape, value.split()))
+    gap = rf"(?:[\w-]+\s+){{0,{PLACE_GAP_WORDS}}}?"
+    whole = r"(?![\w-])(?!\s+(?-i:[A-Z]))"  # not followed by more of a name
+    match = re.search(rf"\bin\s+({gap})({pattern}){whole}", first_sentence(text), re.IGNORECASE)
+    if not match:
+        return None, "not_where_it_is"
+    # with the article the passage gives it ("in the Gulf of Guinea")
+    article = "the " if match.group(1).strip().lower() == "the" else ""
+    return article + match.group(2), None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -809,3 +871,16 @@ def sort_qid(group: int, sort: str) -> str:
 def sorts_of(operand_qids) -> list[str]:
     """The sorts an OR question asks for, read back from its operands (sort_qid)."""
     return [qid.split("/", 1)[1] for qid in operand_qids if "/" in qid]
+
+
+PLACE_SORT = "in "  # an OR operand's sort that is a place: "in Vietnam" ("cities in Vietnam")
+
+
+def sort_name(sort: str) -> str:
+    """What a passage names of a sort: the sort, or a place without its "in"."""
+    return sort.removeprefix(PLACE_SORT)
+
+
+def sort_kind(sort: str, kind: str) -> str:
+    """A sort of the kind as a kind: "Hindu festivals", "cities in Vietnam"."""
+    return f"{kind} {sort}" if sort.startswith(PLACE_SORT) else f"{sort} {kind}"

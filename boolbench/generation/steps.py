@@ -64,14 +64,15 @@ def atomic_step(
     subject_prompt: dict | None = None,
     member_judge: dict | None = None,
     sort_prompt: dict | None = None,
+    place_prompt: dict | None = None,
 ) -> None:
     """One shard of the groups' atomic questions: `disjunctive`, the kind the group's passages
     share (its question rendered from `template`), its members and what each is called (the
     title, or a name given with `subject_prompt` where titles cannot tell passages apart; with
     `member_judge` (the job's params: prompt, answerer section, max_passage_words, membership
     and named templates, lead_words) the members are those the judge reads as of the kind; with
-    `sort_prompt` each member's sort is named), or `simple`, a question per member of the kind
-    read from `kinds`."""
+    `sort_prompt` each member's sort is named, with `place_prompt` its place), or `simple`, a
+    question per member of the kind read from `kinds`."""
     cands = in_shard(pd.read_parquet(candidates), shard)
     if kind == "disjunctive":
         table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
@@ -87,6 +88,8 @@ def atomic_step(
         table = with_subjects(table, cands, subjects)
         if sort_prompt is not None:
             table = member_sorts(table, cands, llm, Prompt(**sort_prompt), settings)
+        if place_prompt is not None:
+            table = member_sorts(table, cands, llm, Prompt(**place_prompt), settings, "places")
     else:
         kind_rows = in_shard(pd.read_parquet(kinds), shard)
         table = simple_questions(cands, kind_rows, llm, Prompt(**prompt), settings,
@@ -105,9 +108,10 @@ def compose_step(
     forms: list[str],
     settings: GenerationSettings,
     shard: Shard = WHOLE,
+    place_forms: list[str] | None = None,
 ) -> None:
-    """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (and rewritten by
-    the LLM in compose mode llm)."""
+    """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
+    `place_forms`) and rewritten by the LLM in compose mode llm."""
     table = compose.compose(
         operator.upper(),
         in_shard(pd.read_parquet(candidates), shard),
@@ -118,6 +122,7 @@ def compose_step(
         settings,
         forms,
         llm.model_name,
+        place_forms or (),
     )
     _write(table, compose.COMPOSED_SCHEMA, out)
 
