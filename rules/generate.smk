@@ -34,7 +34,7 @@ ATOMIC_PARAMS = {
     "sort_prompt": lambda wc: (
         prompt_params("sort") if wc.kind == "disjunctive" else None
     ),
-    # disjunctive: each member's place (what OR questions ask for where no two sorts pair)
+    # disjunctive: each member's place (what OR questions ask for, before two sorts)
     "place_prompt": lambda wc: (
         prompt_params("place") if wc.kind == "disjunctive" else None
     ),

@@ -1136,9 +1136,9 @@ def test_or_pairs_two_sorts_of_one_attribute():
 PLACE_FORM = "What are some {kind} in {first} or in {second}?"
 
 
-def test_or_asks_for_two_places_where_no_two_sorts_pair():
-    # "What are some rivers in China or in Russia?": where the sorts pair no two, two places
-    # the members' passages put them in; a member in another place is a negative
+def test_or_asks_for_two_places_the_members_are_in():
+    # "What are some rivers in China or in Russia?": two places the members' passages put
+    # them in (before two sorts); a member in another place is a negative
     from boolbench.generation.compose import plan_or
 
     texts = ["A is a river in China.", "B is a river in Russia.", "C is a river in England.",
@@ -1157,10 +1157,13 @@ def test_or_asks_for_two_places_where_no_two_sorts_pair():
     # D names China though it is in Russia: no negative of "in China or in England"
     assert plans["What are some rivers in China or in England?"].negatives == ["b"]
     assert all(check(plan.draft) is None for check in plan.checks)
-    # sorts that pair come first; places are not asked for then
+    # two places come first, then two sorts (up to per_group)
     g = river_group(["A", "B"], sorts=["Chinese", "Russian"], places=["China", "Russia"])
-    (plan,) = plan_or(g, [OR_FORM], settings(), [PLACE_FORM])
-    assert plan.draft == "What are some Chinese or Russian rivers?"
+    drafts = [p.draft for p in plan_or(g, [OR_FORM], settings(per_group=3), [PLACE_FORM])]
+    assert drafts == ["What are some rivers in China or in Russia?",
+                      "What are some Chinese or Russian rivers?"]  # fmt: skip
+    (plan,) = plan_or(g, [OR_FORM], settings(per_group=1), [PLACE_FORM])
+    assert plan.draft == "What are some rivers in China or in Russia?"
     # one place within the other ("Asia", "Southeast Asia") is no pair; without place forms
     # (an older config) no place is asked for
     g = river_group(["A", "B"], places=["Asia", "Southeast Asia"])

@@ -62,7 +62,7 @@ COMPOSED_SCHEMA = pa.schema(
      *QUESTION_FIELDS, ("operator", pa.string()), ("operand_qids", _LIST),
      ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST)]
 )  # fmt: skip
-_OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3}
+_OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3, "OR place": 4}
 KEEP_SHARE = 0.5  # of a predicate's content words an LLM rewrite must keep
 
 
@@ -232,39 +232,44 @@ def plan_or(
     only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
     ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical.
-    Where the sorts pair no two, two places of the members do, from `place_forms` ("What are
-    some cities in Vietnam or in Thailand?"; the operands' sorts are "in Vietnam", ...)."""
+    Two places the members are in come first, from `place_forms` ("What are some mountains in
+    North America or in Africa?"; the operands' sorts are "in North America", ...): a place
+    is checked against the passage's first sentence, a sort is any word or two the LLM chose
+    ("vast or rugged mountains")."""
     if reason := g.no_set():
         return _none("OR", g, reason)
     rng = _rng(settings.seed, g.group, "OR")
     subjects = tuple(g.subject(s) for s in g.members if g.subject(s))
-    by_sort, written, pairs, reason = _or_pairs(g.sorts(), subjects, _comparable)
-    templates, prefix = forms, ""
-    if not pairs and place_forms:
+    by_sort, sorts, sort_pairs, reason = _or_pairs(g.sorts(), subjects, _comparable)
+    # (pair, members by value, values as written, forms, operand prefix, generator)
+    choices = [(sort_pairs[int(i)], by_sort, sorts, forms, "", rng)
+               for i in rng.permutation(len(sort_pairs))]  # fmt: skip
+    if place_forms:
         by_place, places, place_pairs, _ = _or_pairs(g.places(), subjects, _distinct_places)
-        if place_pairs:
-            by_sort, written, pairs = by_place, places, place_pairs
-            templates, prefix = place_forms, PLACE_SORT
-    if not pairs:
+        place_rng = _rng(settings.seed, g.group, "OR place")
+        choices = [(place_pairs[int(i)], by_place, places, place_forms, PLACE_SORT, place_rng)
+                   for i in place_rng.permutation(len(place_pairs))] + choices  # fmt: skip
+    if not choices:
         return _none("OR", g, reason)
     plans = []
-    for k, index in enumerate(rng.permutation(len(pairs))[: settings.per_group]):
-        a, b = pairs[int(index)]
+    for k, ((a, b), by_value, written, templates, prefix, draw) in enumerate(
+        choices[: settings.per_group]
+    ):
         first, second = written[a], written[b]
-        chosen = set(by_sort[a]) | set(by_sort[b])
+        chosen = set(by_value[a]) | set(by_value[b])
         asked = set(content_words(first)) | set(content_words(second))
         plans.append(
             Plan(
                 f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
                 positives=[g.pid(s) for s in g.members if s in chosen],
-                negatives=[g.pid(s) for sort, slots in by_sort.items()
-                           if sort not in (a, b) and not set(content_words(sort)) & asked
+                negatives=[g.pid(s) for value, slots in by_value.items()
+                           if value not in (a, b) and not set(content_words(value)) & asked
                            for s in slots if not g.names_either(s, first, second)],
                 operand_qids=[sort_qid(g.group, prefix + first),
                               sort_qid(g.group, prefix + second)],
                 operand_texts=[g.of_sort(prefix + first), g.of_sort(prefix + second)],
-                draft=_form(templates, rng).format(kind=g.kind["kind"], first=first,
-                                                   second=second),
+                draft=_form(templates, draw).format(kind=g.kind["kind"], first=first,
+                                                    second=second),
                 answers=subjects,  # the question names none of its answers
                 checks=(_names(first, "drops_an_alternative"),
                         _names(second, "drops_an_alternative")),
@@ -391,7 +396,7 @@ def compose(
 ) -> pd.DataFrame:
     """The `operator` questions of every group of `candidates`, with labels: the template's
     question, or (compose mode llm) the LLM's rewrite of it (OR: `place_forms` for two places
-    where no two sorts pair)."""
+    before two sorts)."""
     simple_by_group: dict[int, dict[int, dict]] = {}
     for row in simple.to_dict("records"):
         simple_by_group.setdefault(int(row["group"]), {})[int(row["slot"])] = row

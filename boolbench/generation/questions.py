@@ -11,8 +11,8 @@ Artifacts:
   which sort of the kind it is ("Hindu" of a festival, "red giant" of a star; "" when the LLM
   gave none that holds), what OR questions ask for ("What are some Hindu or Christian
   festivals?"); places (aligned with members): the place the passage's first sentence puts
-  the member in ("Vietnam" of a city; "" when none holds), what OR questions of a group whose
-  sorts pair no two ask for ("What are some cities in Vietnam or in Thailand?"); subjects
+  the member in ("Vietnam" of a city; "" when none holds), what OR questions ask for too,
+  before two sorts ("What are some cities in Vietnam or in Thailand?"); subjects
   (aligned with members): each member's name (the passage's title, or the name the LLM gave
   when the group's titles cannot tell its passages apart).
 - questions/simple.parquet: one row per candidate passage (group, cluster, slot, pid, qid,
@@ -616,9 +616,9 @@ def member_sorts(
     return kinds
 
 
-# Places: where a member is ("cities in Vietnam"), for the OR questions of a group whose sorts
-# pair no two (cities, island countries and mountain ranges are rarely sorted by a word before
-# the kind, but their passages say where they are).
+# Places: where a member is ("cities in Vietnam"), for OR questions (cities, island countries
+# and mountain ranges are rarely sorted by a word before the kind, but their passages say where
+# they are).
 PLACE_MAX_WORDS = 4
 PLACE_GAP_WORDS = 4  # between "in" and the place: "in the northern constellation of Lyra"
 GENERIC_PLACES = frozenset(["world", "earth", "universe", "western world", "northern hemisphere",
