@@ -137,16 +137,17 @@ class Group:
 
     def sorts(self) -> dict[int, str]:
         """Each member's sort of the kind ("" where it has none)."""
-        sorts = self.kind.get("sorts") if self.kind else None
-        sorts = [] if sorts is None else list(sorts)
-        listed = {s: (sorts[i] if i < len(sorts) else "") for i, s in enumerate(self._listed())}
-        return {s: listed[s] for s in self.members}
+        return self._of_members("sorts")
 
     def places(self) -> dict[int, str]:
         """Each member's place ("" where it has none, or the kinds job named none)."""
-        places = self.kind.get("places") if self.kind else None
-        places = [] if places is None else list(places)
-        listed = {s: (places[i] if i < len(places) else "") for i, s in enumerate(self._listed())}
+        return self._of_members("places")
+
+    def _of_members(self, column: str) -> dict[int, str]:
+        """A column of the kinds table aligned with its members, by member slot."""
+        values = self.kind.get(column) if self.kind else None
+        values = [] if values is None else list(values)
+        listed = {s: (values[i] if i < len(values) else "") for i, s in enumerate(self._listed())}
         return {s: listed[s] for s in self.members}
 
     def of_sort(self, sort: str) -> str:
