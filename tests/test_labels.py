@@ -417,6 +417,7 @@ def test_the_dataset_cards_say_template_construction_counts_and_config(pooled):
         "n_groups": 4,
         "sizes": [2, 3],
         "draw": "random",
+        "skip_loosest": 0,
     }
     assert config["filter"]["mode"] and config["evaluation"] == {"depth": 100}
     assert "shards" not in config["llm"] and "cache_dir" not in config["llm"]

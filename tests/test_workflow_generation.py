@@ -163,12 +163,13 @@ def asked(flow, model) -> set[str]:
 
 
 def is_generation(request: str) -> bool:
-    """A call of the generation jobs: the questions, and the membership reads with which the
-    kinds job verifies the members (the judge reuses them from the cache)."""
+    """A call of the generation jobs: the questions, the members' sorts and places, and the
+    membership reads with which the kinds job verifies the members (the judge reuses them from
+    the cache)."""
     user = [m for m in json.loads(request)["messages"] if m["role"] == "user"][-1]
     step, *fields = user["content"].split("|")
     membership = step == "JUDGE" and fields[0].startswith(MEMBERSHIP)
-    return step in ("SIMPLE", "KINDS", "AND", "OR", "NOT") or membership
+    return step in ("SIMPLE", "KINDS", "AND", "OR", "NOT", "SORT", "PLACE") or membership
 
 
 def test_a_failed_llm_job_is_redone_with_the_new_settings(scripted):
