@@ -106,8 +106,9 @@ def assemble(
     # relevant; AND negatives it read as meeting the constraint too leave them unjudged.
     outside = answers[outside_kind(answers)].groupby("qid")["pid"].agg(set)
     met = answers[met_constraint(answers)].groupby("qid")["pid"].agg(set)
+    leaving = {q: outside.get(q, set()) | met.get(q, set()) for q in table["qid"]}
     for column in ("positives", "negatives"):
-        table[column] = [[p for p in pids if p not in outside.get(q, set()) | met.get(q, set())]
+        table[column] = [[p for p in pids if p not in leaving[q]]
                          for q, pids in zip(table["qid"], table[column], strict=True)]  # fmt: skip
     judged = pooled[pooled["relevant"].notna()].sort_values(["qid", "rank", "pid"])
     for column, relevant in (("pooled_positives", True), ("pooled_negatives", False)):
