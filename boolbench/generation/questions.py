@@ -481,6 +481,9 @@ def with_subjects(kinds: pd.DataFrame, candidates: pd.DataFrame,
 SORT_MAX_WORDS = 2
 SORT_PASSAGE_WORDS = 80  # what a member's sort is, its passage says first
 SORT_MAX_TOKENS = 12
+# A place reply often repeats the sentence ("Vega is a star in the northern constellation of
+# Lyra"): 12 tokens cut it before the name ("... of Bo" of Boötes).
+PLACE_MAX_TOKENS = 20
 # Words that rank or size a member rather than sort it ("the brightest star", "a major city").
 VAGUE_SORTS = frozenset(
     ["famous", "major", "large", "small", "big", "great", "important", "notable", "well-known",
@@ -593,7 +596,7 @@ def member_sorts(
                 paragraph=paragraph, subject=ask.subject, kind_singular=ask.kind_singular
             ),
             seed=settings.seed,
-            max_tokens=SORT_MAX_TOKENS,
+            max_tokens=PLACE_MAX_TOKENS if column == "places" else SORT_MAX_TOKENS,
             temperature=0.0,
         )
 
@@ -623,6 +626,7 @@ PLACE_MAX_WORDS = 4
 PLACE_GAP_WORDS = 4  # between "in" and the place: "in the northern constellation of Lyra"
 GENERIC_PLACES = frozenset(["world", "earth", "universe", "western world", "northern hemisphere",
                             "southern hemisphere", "space", "nature"])  # fmt: skip
+_DESCRIBED_NAME = re.compile(r"^(?:[a-z][\w.'-]*\s+)+of\s+(?=[A-Z])")
 _FIRST_SENTENCE = re.compile(r"^.*?[.!?](?=\s+[A-Z\"'(]|\s*$)", re.DOTALL)
 
 
@@ -638,12 +642,16 @@ def parse_place(reply: str | None, text: str, subject: str, kind: str,
     passage writes it, or (None, reason): a proper name of at most four words, none of them the
     kind's or the subject's, that the passage's first sentence puts the member in: after "in"
     and at most four words ("the third-largest city in Vietnam", "in the eastern Mediterranean
-    Sea"), whole ("Canis" of "Canis Major" is none). A place named elsewhere is no place the
+    Sea"), whole ("Canis" of "Canis Major" is none), by its name ("Lyra" of "the northern
+    constellation of Lyra"). A place named elsewhere is no place the
     member is in ("after whom the continent of America is named"); people are rarely put in a
     place by their first sentence."""
     value = " ".join((reply or "").split()).strip(" .,;:!\"'`")
     value = re.sub(r"^.*?\bin\s+", "", value, flags=re.IGNORECASE)
     value = re.sub(r"^the\s+", "", value, flags=re.IGNORECASE).strip(" .,;:")
+    # the name, not its description: "Lyra" of "the northern constellation of Lyra" (two such
+    # places share "constellation" and would never pair)
+    value = _DESCRIBED_NAME.sub("", value)
     have = words(value)
     if not have:
         return None, "no_place"
