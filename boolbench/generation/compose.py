@@ -312,7 +312,7 @@ def _comparable(first: str, second: str) -> bool:
     )
 
 
-_COMPOUND_NAME = re.compile(r"[A-Z][\w]*[-\u2010-\u2015][A-Z]")
+_COMPOUND_NAME = re.compile(r"[A-Z]\w*[-\u2010-\u2015][A-Z]")  # a hyphen or a dash
 
 
 def _distinct_places(first: str, second: str) -> bool:

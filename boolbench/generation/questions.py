@@ -643,9 +643,9 @@ def parse_place(reply: str | None, text: str, subject: str, kind: str,
     kind's or the subject's, that the passage's first sentence puts the member in: after "in"
     and at most four words ("the third-largest city in Vietnam", "in the eastern Mediterranean
     Sea"), whole ("Canis" of "Canis Major" is none), by its name ("Lyra" of "the northern
-    constellation of Lyra"). A place named elsewhere is no place the
-    member is in ("after whom the continent of America is named"); people are rarely put in a
-    place by their first sentence."""
+    constellation of Lyra"). A place named elsewhere is no place the member is in ("after whom
+    the continent of America is named"); people are rarely put in a place by their first
+    sentence."""
     value = " ".join((reply or "").split()).strip(" .,;:!\"'`")
     value = re.sub(r"^.*?\bin\s+", "", value, flags=re.IGNORECASE)
     value = re.sub(r"^the\s+", "", value, flags=re.IGNORECASE).strip(" .,;:")
