@@ -1098,15 +1098,22 @@ def test_or_pairs_two_sorts_of_one_attribute():
     # two values of one attribute: both proper ("German", "French") or both common; sorts that
     # share a word ("German", "German-American") or mix a nationality with a field
     # ("theoretical or French") are not paired, nor a blend of two names ("German-American",
-    # "Greco-Roman", with a hyphen or a dash) with anything
+    # with a hyphen or a dash) with anything, nor a combining form with its own name ("Greek",
+    # "Greco-Roman")
     g = river_group(["A", "B", "C", "D", "E"],
                     sorts=["German", "German-American", "French", "theoretical",
                            "Italian\u2013British"])  # fmt: skip
     drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6)))
     assert drafts == ["What are some German or French rivers?"]
     g = river_group(["A", "B", "C"], sorts=["Greek", "Greco-Roman", "Persian"])
-    drafts = [p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6))]
-    assert drafts == ["What are some Greek or Persian rivers?"]
+    drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6)))
+    assert drafts == ["What are some Greco-Roman or Persian rivers?",
+                      "What are some Greek or Persian rivers?"]  # fmt: skip
+    # a combining form alone names one thing: two language families pair
+    g = river_group(["A", "B"], sorts=["Tibeto-Burman", "Austronesian"])
+    assert plan_or(g, [OR_FORM], settings())[0].draft == (
+        "What are some Tibeto-Burman or Austronesian rivers?"
+    )
     # a member of another sort whose passage names one of the two is no negative: whether it
     # is of that sort too, only a reading can say (pooling, when a model retrieves it)
     texts = ["A is a Chinese river.", "B is a Russian river.",

@@ -300,19 +300,32 @@ def _or_pairs(values: dict[int, str], subjects: tuple[str, ...], comparable):
 def _comparable(first: str, second: str) -> bool:
     """True when two sorts are two values of one attribute, as annotators read them: both
     proper ("Hindu", "Christian") or both common ("deciduous", "evergreen"), sharing no word,
-    and neither a compound of two names ("German-American", "Greco-Roman"). "theoretical or
-    French physicists" mixes a field with a nationality; "German-British or German theoretical"
-    overlaps; "French or German-British physicists" and "Greek or Greco-Roman mathematicians"
-    pair a value with a blend (all four such pairs of the strict OR reading were read as odd
-    by both readers, docs/results.md)."""
+    and neither a blend of the other's kind (`_blend`). "theoretical or French physicists"
+    mixes a field with a nationality; "German-British or German theoretical" overlaps;
+    "French or German-British physicists" and "Greek or Greco-Roman mathematicians" pair a
+    value with a blend (all four such pairs of the strict OR reading were read as odd by both
+    readers, docs/results.md)."""
     return (
         first[:1].isupper() == second[:1].isupper()
         and not set(words(first)) & set(words(second))
-        and not any(_COMPOUND_NAME.search(sort) for sort in (first, second))
+        and not _blend(first, second)
+        and not _blend(second, first)
     )
 
 
-_COMPOUND_NAME = re.compile(r"[A-Z]\w*[-\u2010-\u2015][A-Z]")  # a hyphen or a dash
+_COMPOUND_NAME = re.compile(r"\b[A-Z]\w*(?:[-\u2010-\u2015][A-Z]\w*)+")  # a hyphen or a dash
+
+
+def _blend(sort: str, other: str) -> bool:
+    """True when `sort` joins two names beside `other`: two whole names ("German-American"),
+    or a combining form of one of `other`'s ("Greco-Roman" beside "Greek"). A combining form
+    alone names one thing: "Tibeto-Burman or Austronesian languages" are two families."""
+    others = {w[:3] for w in words(other)}
+    for compound in _COMPOUND_NAME.findall(sort):
+        parts = re.split(r"[-\u2010-\u2015]", compound)
+        if not parts[0].lower().endswith("o") or {p[:3].lower() for p in parts} & others:
+            return True
+    return False
 
 
 def _distinct_places(first: str, second: str) -> bool:
