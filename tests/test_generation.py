@@ -1109,6 +1109,11 @@ def test_or_pairs_two_sorts_of_one_attribute():
     drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6)))
     assert drafts == ["What are some Greco-Roman or Persian rivers?",
                       "What are some Greek or Persian rivers?"]  # fmt: skip
+    # words of one stem overlap: "evergreen conifer or coniferous"
+    g = river_group(["A", "B", "C"], sorts=["evergreen conifer", "coniferous", "deciduous"])
+    drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6)))
+    assert drafts == ["What are some coniferous or deciduous rivers?",
+                      "What are some evergreen conifer or deciduous rivers?"]  # fmt: skip
     # a combining form alone names one thing: two language families pair
     g = river_group(["A", "B"], sorts=["Tibeto-Burman", "Austronesian"])
     assert plan_or(g, [OR_FORM], settings())[0].draft == (

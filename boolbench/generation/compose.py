@@ -299,18 +299,24 @@ def _or_pairs(values: dict[int, str], subjects: tuple[str, ...], comparable):
 
 def _comparable(first: str, second: str) -> bool:
     """True when two sorts are two values of one attribute, as annotators read them: both
-    proper ("Hindu", "Christian") or both common ("deciduous", "evergreen"), sharing no word,
-    and neither a blend of the other's kind (`_blend`). "theoretical or French physicists"
+    proper ("Hindu", "Christian") or both common ("deciduous", "evergreen"), sharing no word
+    (nor its first five letters: "evergreen conifer or coniferous trees" overlap), and neither
+    a blend of the other's kind (`_blend`). "theoretical or French physicists"
     mixes a field with a nationality; "German-British or German theoretical" overlaps;
     "French or German-British physicists" and "Greek or Greco-Roman mathematicians" pair a
     value with a blend (all four such pairs of the strict OR reading were read as odd by both
     readers, docs/results.md)."""
     return (
         first[:1].isupper() == second[:1].isupper()
-        and not set(words(first)) & set(words(second))
+        and not _stems(first) & _stems(second)
         and not _blend(first, second)
         and not _blend(second, first)
     )
+
+
+def _stems(sort: str) -> set[str]:
+    """A sort's words by their first five letters: "conifer" and "coniferous" overlap."""
+    return {w[:5] for w in words(sort)}
 
 
 _COMPOUND_NAME = re.compile(r"\b[A-Z]\w*(?:[-\u2010-\u2015][A-Z]\w*)+")  # a hyphen or a dash
