@@ -1114,6 +1114,10 @@ def test_or_pairs_two_sorts_of_one_attribute():
     drafts = sorted(p.draft for p in plan_or(g, [OR_FORM], settings(per_group=6)))
     assert drafts == ["What are some coniferous or deciduous rivers?",
                       "What are some evergreen conifer or deciduous rivers?"]  # fmt: skip
+    # a member of a sort sharing a stem with one of the two is no negative
+    g = river_group(["A", "B", "C", "D"], sorts=["Persian", "Roman", "Persians", "Greek"])
+    negatives = {p.draft: p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=6))}
+    assert negatives["What are some Persian or Roman rivers?"] == ["d"]
     # a combining form alone names one thing: two language families pair
     g = river_group(["A", "B"], sorts=["Tibeto-Burman", "Austronesian"])
     assert plan_or(g, [OR_FORM], settings())[0].draft == (

@@ -226,12 +226,12 @@ def plan_or(
     """OR: "or" widens the kind over two of its members' sorts, "What are some Hindu or
     Christian festivals?" (two values of one attribute at the same level, as a person asks;
     naming two members and asking about each reads as two questions). Positives: the members
-    of either sort; negatives: the members of another sort, sharing no word with either (a
-    "Greek" mathematician may well be an "Ancient Greek" one), whose passage names neither
-    (none when the group has two sorts only). A member without a sort, or of another sort but
-    naming one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
-    that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set;
-    only two sorts of one attribute are paired (`_comparable`).
+    of either sort; negatives: the members of another sort, sharing no word (or stem) with
+    either (a "Greek" mathematician may well be an "Ancient Greek" one), whose passage names
+    neither (none when the group has two sorts only). A member without a sort, or of another
+    sort but naming one of the two, is left unlabelled (pooling judges it when a model
+    retrieves it). A sort that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom")
+    is no sort of the set; only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
     ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical.
     Two places the members are in come first, from `place_forms` ("What are some mountains in
@@ -259,13 +259,13 @@ def plan_or(
     ):
         first, second = written[a], written[b]
         chosen = set(by_value[a]) | set(by_value[b])
-        asked = set(content_words(first)) | set(content_words(second))
+        asked = _stems(first) | _stems(second)
         plans.append(
             Plan(
                 f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
                 positives=[g.pid(s) for s in g.members if s in chosen],
                 negatives=[g.pid(s) for value, slots in by_value.items()
-                           if value not in (a, b) and not set(content_words(value)) & asked
+                           if value not in (a, b) and not _stems(value) & asked
                            for s in slots if not g.names_either(s, first, second)],
                 operand_qids=[sort_qid(g.group, prefix + first),
                               sort_qid(g.group, prefix + second)],
@@ -315,8 +315,9 @@ def _comparable(first: str, second: str) -> bool:
 
 
 def _stems(sort: str) -> set[str]:
-    """A sort's words by their first five letters: "conifer" and "coniferous" overlap."""
-    return {w[:5] for w in words(sort)}
+    """A sort's content words by their first five letters: "conifer" and "coniferous"
+    overlap."""
+    return {w[:5] for w in content_words(sort)}
 
 
 _COMPOUND_NAME = re.compile(r"\b[A-Z]\w*(?:[-\u2010-\u2015][A-Z]\w*)+")  # a hyphen or a dash
