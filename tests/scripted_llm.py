@@ -5,7 +5,7 @@ Every test passage starts with a capitalised keyword ("Alpha is ..."). With TEST
 responder knows the step from the prompt's first field and writes predictable answers:
 - KINDS: the kind "records" with every passage as a member, except those whose keyword starts
   with "Odd" (never of the kind); a group with fewer than two others gets only its first.
-- SORT: the word after the first "is a" or "was a" ("Alpha is a red thing." -> "red").
+- SORT: the word after the first "is a" or "was a" ("Alpha is a Nordic thing." -> "Nordic").
 - PLACE: the capitalised word after " in " ("Rho is a thing in Norland." -> "Norland").
 - SIMPLE: "Which record is coded <subject backwards>?"; keyword "Bad...": never a question;
   "Flaky...": a question only from the second seed on.
@@ -15,8 +15,8 @@ responder knows the step from the prompt's first field and writes predictable an
   never answered.
 - JUDGE: the same verdict as ANSWER as a yes/no judgement with token probabilities (0.9/0.1);
   the membership question ("Is this paragraph about one of the records?") is yes unless the
-  paragraph's keyword starts with "Odd" or "Mute"; asked of sorts ("... of the red or blue
-  records?"), also only when the paragraph is of one ("Alpha is a red thing."), and of places
+  paragraph's keyword starts with "Odd" or "Mute"; asked of sorts ("... of the Nordic or Celtic
+  records?"), also only when the paragraph is of one ("Alpha is a Nordic thing."), and of places
   ("... of the records in Norland?") only when it says it is in one; asked of a
   name ("Is Alpha a record?"), yes unless the name starts with "Odd", "Mute" or "Stray" (a
   passage read as of the kind whose subject is not).
@@ -74,7 +74,7 @@ def keyword(paragraph: str) -> str:
 
 def sort_of(paragraph: str) -> str:
     """What sort of thing a passage says it is: the word after its first "is a" or "was a"
-    ("Alpha is a red thing." -> "red"; "Alpha is a thing." -> "thing")."""
+    ("Alpha is a Nordic thing." -> "Nordic"; "Alpha is a thing." -> "thing")."""
     match = re.search(r"\b(?:is|was) an? ([\w-]+)", paragraph)
     return match.group(1) if match else ""
 
@@ -158,7 +158,7 @@ def answers(question: str, paragraph: str) -> bool:
     if question.startswith(MEMBERSHIP) and " in " in question:  # "... the records in Norland?"
         place = question.rstrip("?").split(" in ", 1)[1]
         return not word.startswith(("Odd", "Mute")) and f" in {place}" in paragraph
-    if question.startswith(MEMBERSHIP):  # "... the records?", "... the red or blue records?"
+    if question.startswith(MEMBERSHIP):  # "... the records?", "... the Nordic or Celtic records?"
         sorts = set(question[len(MEMBERSHIP) :].strip(" ?").split()[:-1]) - {"or", "the"}
         return not word.startswith(("Odd", "Mute")) and (not sorts or sort_of(paragraph) in sorts)
     named = NAMED.match(question)
@@ -236,11 +236,11 @@ LEAD_WORDS = 12
 # Group 2's Flaky gets a question from the second seed on, group 3's Bad never (scripted
 # below); group 4's Mute is read as not of the kind; group 5 has one passage of the kind only.
 GROUPS = [
-    ["Alpha is a red thing.", "Beta is a blue thing.", "Gamma is a green thing."],
+    ["Alpha is a Nordic thing.", "Beta is a Celtic thing.", "Gamma is a Gothic thing."],
     ["Delta is a thing.", "Epsilon is a thing."],
-    ["Zeta is a red thing.", "Flaky is a blue thing.", "Theta is a blue thing."],
-    ["Bad is a red thing.", "Iota is a blue thing."],
-    ["Kappa is a red thing.", "Mute is a blue thing.", "Lambda is a green thing."],
+    ["Zeta is a Nordic thing.", "Flaky is a Celtic thing.", "Theta is a Celtic thing."],
+    ["Bad is a Nordic thing.", "Iota is a Celtic thing."],
+    ["Kappa is a Nordic thing.", "Mute is a Celtic thing.", "Lambda is a Gothic thing."],
     ["Oddity is a thing.", "Nu is a thing."],
 ]
 

@@ -492,10 +492,10 @@ def test_expression_scope_reads_membership_and_the_operands(llm):
 
 
 def test_the_judge_reads_or_passages_as_of_either_sort(llm):
-    # "What are some red or blue records?": a passage answers when it is of either sort (a read
-    # of the membership template per sort it names, with the whole passage); a passage that
-    # names neither is of neither, unread.
-    cands = candidates(GROUPS[:1])  # Alpha red, Beta blue, Gamma green
+    # "What are some Nordic or Celtic records?": a passage answers when it is of either sort (a
+    # read of the membership template per sort it names, with the whole passage); a passage
+    # that names neither is of neither, unread.
+    cands = candidates(GROUPS[:1])  # Alpha Nordic, Beta Celtic, Gamma Gothic
     kinds, simple, composed = generate_all(llm, cands)
     written = composed["OR"][composed["OR"]["status"] != "dropped"]
     row = next(r for r in written.itertuples() if r.negatives == ["p-Gamma"])
@@ -510,14 +510,14 @@ def test_the_judge_reads_or_passages_as_of_either_sort(llm):
                                       llm, prompt("judge"), settings, reads)  # fmt: skip
         return dict(zip(answers["pid"], answers["answered"], strict=True))
 
-    assert verdicts_with("Gamma is a green thing.") == {
+    assert verdicts_with("Gamma is a Gothic thing.") == {
         "p-Alpha": True, "p-Beta": True, "p-Gamma": False,
     }  # fmt: skip
     # a negative that is of one of the sorts after all answers (strict mode drops the question)
-    assert verdicts_with("Gamma is a red thing.")["p-Gamma"] is True
+    assert verdicts_with("Gamma is a Nordic thing.")["p-Gamma"] is True
     asked = [q for q in llm.server.requests if "Gamma" in q]
-    assert sum("the red records" in q for q in asked) == 1  # the sort it names, read
-    assert not any("the blue records" in q for q in asked)  # not the other
+    assert sum("the Nordic records" in q for q in asked) == 1  # the sort it names, read
+    assert not any("the Celtic records" in q for q in asked)  # not the other
 
 
 def test_places_make_or_questions_the_judge_reads_by_place(llm):
@@ -693,9 +693,9 @@ POOL_PASSAGES = {  # pid: (title, text)
     "p-Sigma": ("Sigma", "Sigma is a thing."),  # names no answer
     "p-Oddball": ("Oddball", "Oddball is a thing."),  # not of the kind
     "p-Alpha2": ("Alpha (letter)", "Alpha is the first letter."),  # about Alpha
-    "p-Ruby": ("Ruby", "Ruby is a red thing."),  # of the sort red
-    "p-Scarlet": ("Scarlet", "Scarlet is not red, but a grey thing."),  # names red, is not
-    "p-Stray": ("Stray", "Stray is a red thing."),  # of the sort red, its name not a record
+    "p-Ruby": ("Ruby", "Ruby is a Nordic thing."),  # of the sort Nordic
+    "p-Scarlet": ("Scarlet", "Scarlet is not Nordic, but a Baltic thing."),  # names Nordic, is not
+    "p-Stray": ("Stray", "Stray is a Nordic thing."),  # of the sort Nordic, its name not a record
 }
 
 
@@ -724,11 +724,11 @@ def test_judge_pools_records_pooled_labels_with_their_methods(llm):
                 expected = (("excluded", False) if excluded == "Alpha" and pid == "p-Alpha2"
                             else ("membership", pid != "p-Oddball"))  # fmt: skip
             elif row.type == "OR":  # a passage that names neither sort is not read
-                red = "red" in [q.split("/")[1] for q in row.operand_qids]
-                # of the sort red and, by its name, a record: Ruby; not Stray ("Is Stray a
-                # record?" no), whose passage is read as of red records
+                nordic = "Nordic" in [q.split("/")[1] for q in row.operand_qids]
+                # of the sort Nordic and, by its name, a record: Ruby; not Stray ("Is Stray a
+                # record?" no), whose passage is read as of Nordic records
                 expected = (("read", pid == "p-Ruby")
-                            if red and pid in ("p-Ruby", "p-Scarlet", "p-Stray")
+                            if nordic and pid in ("p-Ruby", "p-Scarlet", "p-Stray")
                             else ("name_gate", False))  # fmt: skip
             elif "Alpha" in answers and pid in ("p-Ahpla", "p-Rho", "p-Alpha2"):
                 expected = ("read", pid != "p-Rho")
@@ -1118,6 +1118,14 @@ def test_or_pairs_two_sorts_of_one_attribute():
     g = river_group(["A", "B", "C", "D"], sorts=["Persian", "Roman", "Persians", "Greek"])
     negatives = {p.draft: p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=6))}
     assert negatives["What are some Persian or Roman rivers?"] == ["d"]
+    # two common sorts are often two properties ("standardized or tonal languages"): a member
+    # of a third may have either unsaid, so none is a negative; two proper values exclude
+    g = river_group(["A", "B", "C"], sorts=["standardized", "tonal", "agglutinative"])
+    plans = plan_or(g, [OR_FORM], settings(per_group=3))
+    assert len(plans) == 3 and all(p.positives and not p.negatives for p in plans)
+    g = river_group(["A", "B", "C"], places=["Africa", "Asia", "Europe"])
+    assert all(p.negatives for p in plan_or(g, [OR_FORM], settings(per_group=3),
+                                            place_forms=[OR_FORM]))  # fmt: skip
     # a combining form alone names one thing: two language families pair
     g = river_group(["A", "B"], sorts=["Tibeto-Burman", "Austronesian"])
     assert plan_or(g, [OR_FORM], settings())[0].draft == (
@@ -1448,7 +1456,7 @@ def test_simple_questions_hide_and_forbid_other_names_and_take_other_forms(tmp_p
         return scripted(body)
 
     cands = candidates(GROUPS[:1])
-    cands.loc[cands["pid"] == "p-Alpha", "text"] = "Alpha, also known as Omega, is a red thing."
+    cands.loc[cands["pid"] == "p-Alpha", "text"] = "Alpha, also known as Omega, is a Nordic thing."
     with FakeOpenAIServer(responder=responder) as server:
         _, simple, _ = generate_all(scripted_client(server, tmp_path), cands, verify=False)
     by_pid = simple.set_index("pid")

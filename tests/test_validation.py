@@ -1,6 +1,13 @@
 import pytest
 
-from boolbench.generation.validation import as_clause, check_question, clean, is_refusal, mentions
+from boolbench.generation.validation import (
+    as_clause,
+    check_question,
+    clean,
+    is_refusal,
+    mentions,
+    names_by_stems,
+)
 
 PASSAGE = (
     "Qinghai Lake is the largest lake in China. Located in the Qinghai Province, to which it "
@@ -81,3 +88,16 @@ def test_as_clause():
 )  # fmt: skip
 def test_a_name_written_without_its_accents_is_still_named(question, name, named):
     assert mentions(question, name) is named
+
+
+@pytest.mark.parametrize(
+    ("text", "sort", "named"),
+    [
+        ("The Douglas fir is an evergreen conifer of western North America.", "coniferous", True),
+        ("Albert Einstein was a theoretical physicist born in Germany.", "German", True),
+        ("The beech is a deciduous tree of Europe.", "evergreen conifer", False),
+        ("Tonga is an island country.", "tonal", False),  # stems of five letters
+    ],
+)  # fmt: skip
+def test_a_passage_names_a_sort_by_its_stems(text, sort, named):
+    assert names_by_stems(text, sort) is named

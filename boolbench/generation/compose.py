@@ -7,9 +7,10 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
 - OR: two alternatives at the same level in one question: "or" widens the kind over two sorts
   of it, "What are some <sort a> or <sort b> <kind>?" ("What are some Hindu or Christian
   festivals?"; forms vary). Positives: the members of either sort; negatives: the members of
-  another sort. Two quiz predicates joined with "or" ("Which festival begins the Ten Days of
-  Repentance or is celebrated in Kartika?"), or two members named side by side with one thing
-  asked of each ("What is Diwali or Easter known for?"), read as two questions to annotators.
+  another sort, where the sorts are proper values or places. Two quiz predicates joined with
+  "or" ("Which festival begins the Ten Days of Repentance or is celebrated in Kartika?"), or
+  two members named side by side with one thing asked of each ("What is Diwali or Easter
+  known for?"), read as two questions to annotators.
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
   <subject>?" (forms vary). Negative: the excluded member; positives: the other members.
 Each group gives up to `per_group` questions of each type (another positive, pair or excluded
@@ -54,7 +55,7 @@ from boolbench.generation.questions import (
     sort_name,
     sort_qid,
 )
-from boolbench.generation.validation import content_words, mentions, words
+from boolbench.generation.validation import content_words, mentions, names_by_stems, stems, words
 from boolbench.llm import LLMClient
 
 _LIST = pa.list_(pa.string())
@@ -158,10 +159,11 @@ class Group:
         return self.kind["question"].replace(kind, sort_kind(sort, kind), 1)
 
     def names_either(self, slot: int, *sorts: str) -> bool:
-        """True when a member's passage names one of `sorts` ("an Ottoman military leader"):
+        """True when a member's passage names one of `sorts` by its stems ("an Ottoman
+        military leader", "a conifer" for "coniferous"):
         whether it is of that sort too, only a reading can say."""
         text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
-        return any(mentions(text, sort_name(sort)) for sort in sorts)
+        return any(names_by_stems(text, sort_name(sort)) for sort in sorts)
 
     def subject(self, slot: int) -> str:
         """A member's subject as its simple question names it ("" where it has none)."""
@@ -228,10 +230,14 @@ def plan_or(
     naming two members and asking about each reads as two questions). Positives: the members
     of either sort; negatives: the members of another sort, sharing no word (or stem) with
     either (a "Greek" mathematician may well be an "Ancient Greek" one), whose passage names
-    neither (none when the group has two sorts only). A member without a sort, or of another
-    sort but naming one of the two, is left unlabelled (pooling judges it when a model
-    retrieves it). A sort that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom")
-    is no sort of the set; only two sorts of one attribute are paired (`_comparable`).
+    neither (none when the group has two sorts only), and only where the two are proper
+    values ("Hindu", "Christian"; two places), which exclude one another: two common sorts are
+    often two properties ("standardized or tonal languages"), and a member of a third may have
+    either unsaid (Burmese, tonal; Malay, standardized: both read as answers by blind
+    annotators, docs/results.md). A member without a sort, or of another sort but naming
+    one of the two, is left unlabelled (pooling judges it when a model retrieves it). A sort
+    that is part of a member's name ("Ptolemaic", "Ptolemaic Kingdom") is no sort of the set;
+    only two sorts of one attribute are paired (`_comparable`).
     The sorts stand before the kind ("Which red giant or binary stars are there?"): after it
     ("Which stars are red giant or binary?") a sort that is a noun reads ungrammatical.
     Two places the members are in come first, from `place_forms` ("What are some mountains in
@@ -259,14 +265,16 @@ def plan_or(
     ):
         first, second = written[a], written[b]
         chosen = set(by_value[a]) | set(by_value[b])
-        asked = _stems(first) | _stems(second)
+        asked = stems(first) | stems(second)
+        exclusive = prefix == PLACE_SORT or _proper(first)
         plans.append(
             Plan(
                 f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
                 positives=[g.pid(s) for s in g.members if s in chosen],
                 negatives=[g.pid(s) for value, slots in by_value.items()
-                           if value not in (a, b) and not _stems(value) & asked
-                           for s in slots if not g.names_either(s, first, second)],
+                           if value not in (a, b) and not stems(value) & asked
+                           for s in slots if not g.names_either(s, first, second)]
+                          if exclusive else [],
                 operand_qids=[sort_qid(g.group, prefix + first),
                               sort_qid(g.group, prefix + second)],
                 operand_texts=[g.of_sort(prefix + first), g.of_sort(prefix + second)],
@@ -307,17 +315,16 @@ def _comparable(first: str, second: str) -> bool:
     value with a blend (all four such pairs of the strict OR reading were read as odd by both
     readers, docs/results.md)."""
     return (
-        first[:1].isupper() == second[:1].isupper()
-        and not _stems(first) & _stems(second)
+        _proper(first) == _proper(second)
+        and not stems(first) & stems(second)
         and not _blend(first, second)
         and not _blend(second, first)
     )
 
 
-def _stems(sort: str) -> set[str]:
-    """A sort's content words by their first five letters: "conifer" and "coniferous"
-    overlap."""
-    return {w[:5] for w in content_words(sort)}
+def _proper(sort: str) -> bool:
+    """True for a proper sort ("Hindu", "French"), False for a common one ("tonal")."""
+    return sort[:1].isupper()
 
 
 _COMPOUND_NAME = re.compile(r"\b[A-Z]\w*(?:[-\u2010-\u2015][A-Z]\w*)+")  # a hyphen or a dash
@@ -336,9 +343,9 @@ def _blend(sort: str, other: str) -> bool:
 
 
 def _distinct_places(first: str, second: str) -> bool:
-    """True when two places share no content word: "Vietnam" and "Thailand"; not "Asia" and
+    """True when two places share no stem: "Vietnam" and "Thailand"; not "Asia" and
     "Southeast Asia" (one within the other), nor two constellations named in the same words."""
-    return not set(content_words(first)) & set(content_words(second))
+    return not stems(first) & stems(second)
 
 
 def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:

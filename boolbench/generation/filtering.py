@@ -65,7 +65,7 @@ from boolbench.generation.questions import (
     subject_of_title,
     usable_titles,
 )
-from boolbench.generation.validation import is_refusal, mentions, words
+from boolbench.generation.validation import is_refusal, names_by_stems, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
 
@@ -401,14 +401,15 @@ class Construction:
     titled: frozenset[int] = frozenset()
 
     def or_kinds(self, question, text: str) -> list[str]:
-        """The sorts of an OR question (its operands) that `text` names, each as a kind
-        ("Hindu festivals"): what a passage is read with. A passage that names neither sort
-        cannot state that it is of either. None for another type."""
+        """The sorts of an OR question (its operands) that `text` names, by their stems
+        ("a conifer" names "coniferous"), each as a kind ("Hindu festivals"): what a passage
+        is read with. A passage that names neither sort cannot state that it is of either.
+        None for another type."""
         if question.type != "OR":
             return []
         sorts = sorts_of(question.operand_qids)
         return [sort_kind(sort, self.kind(question)) for sort in sorts
-                if mentions(text, sort_name(sort))]  # fmt: skip
+                if names_by_stems(text, sort_name(sort))]  # fmt: skip
 
     def kind(self, question) -> str | None:
         row = self.kinds.get(int(question.group))

@@ -204,3 +204,18 @@ STOPWORDS = frozenset(
 def content_words(text: str) -> list[str]:
     """The words of a question that carry its content (no stopwords, at least 3 letters)."""
     return [w for w in words(text) if len(w) >= 3 and w not in STOPWORDS]
+
+
+STEM_LETTERS = 5  # "conifer" and "coniferous", "German" and "Germany" share a stem
+
+
+def stems(text: str) -> set[str]:
+    """The content words of `text` by their first STEM_LETTERS letters."""
+    return {w[:STEM_LETTERS] for w in content_words(text)}
+
+
+def names_by_stems(text: str, name: str) -> bool:
+    """True when `text` has a word of each content word's stem of `name`: a passage about
+    "a conifer" names the sort "coniferous", one born "in Germany" names "German"."""
+    wanted = stems(name)
+    return bool(wanted) and wanted <= stems(text)
