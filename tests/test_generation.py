@@ -237,6 +237,7 @@ def reply(kind, members) -> str:
     [
         (reply("things", [1, 2]), "vague_kind"),
         (reply("famous people", [1, 2]), "vague_kind"),
+        (reply("historical events", [1, 2]), "vague_kind"),
         (reply("poets and scholars", [1, 2]), "two_kinds"),
         (reply("poets, scholars", [1, 2]), "two_kinds"),
         (reply("cities or towns", [1, 2]), "two_kinds"),
