@@ -1465,3 +1465,20 @@ def test_simple_questions_hide_and_forbid_other_names_and_take_other_forms(tmp_p
     assert (alpha["question"], alpha["attempts"]) == ("Which record is coded ahpla?", 2)
     assert (beta["question"], beta["attempts"]) == ("Which record is coded ateb?", 1)
     assert paragraphs and all("Omega" not in p for p in paragraphs)
+
+
+def test_place_replies_may_run_longer_than_sorts(llm, monkeypatch):
+    # A place reply often repeats the sentence ("Vega is a star in the northern constellation
+    # of Boötes"): asked with the sorts' 12 tokens it was cut before the name ("... of Bo").
+    from boolbench.generation.questions import PLACE_MAX_TOKENS, SORT_MAX_TOKENS
+
+    cands = candidates([["Rho is a thing in Norland.", "Sigma is a thing in Sudland."]])
+    kinds, _, _ = generate_all(llm, cands)
+    sent = []
+    run = llm.run
+    monkeypatch.setattr(llm, "run", lambda requests: sent.extend(requests) or run(requests))
+    member_sorts(kinds, cands, llm, prompt("place"), settings(), "places")
+    member_sorts(kinds, cands, llm, prompt("sort"), settings())
+    limits = {r.id.split("|")[0]: r.max_tokens for r in sent}
+    assert limits == {"places": PLACE_MAX_TOKENS, "sorts": SORT_MAX_TOKENS}
+    assert PLACE_MAX_TOKENS >= 20 > SORT_MAX_TOKENS

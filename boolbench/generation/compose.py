@@ -160,8 +160,8 @@ class Group:
 
     def names_either(self, slot: int, *sorts: str) -> bool:
         """True when a member's passage names one of `sorts` by its stems ("an Ottoman
-        military leader", "a conifer" for "coniferous"):
-        whether it is of that sort too, only a reading can say."""
+        military leader", "a conifer" for "coniferous"): whether it is of that sort too, only
+        a reading can say."""
         text = self.candidates.loc[self.candidates["slot"] == slot, "text"].iloc[0]
         return any(names_by_stems(text, sort_name(sort)) for sort in sorts)
 
