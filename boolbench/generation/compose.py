@@ -307,10 +307,10 @@ def _or_pairs(values: dict[int, str], subjects: tuple[str, ...], comparable):
 
 def _comparable(first: str, second: str) -> bool:
     """True when two sorts are two values of one attribute, as annotators read them: both
-    proper ("Hindu", "Christian") or both common ("deciduous", "evergreen"), sharing no word
-    (nor its first five letters: "evergreen conifer or coniferous trees" overlap), and neither
-    a blend of the other's kind (`_blend`). "theoretical or French physicists"
-    mixes a field with a nationality; "German-British or German theoretical" overlaps;
+    proper ("Hindu", "Christian") or both common ("deciduous", "evergreen"), sharing no stem
+    (`validation.stems`: "evergreen conifer or coniferous trees" overlap), and neither a blend
+    of the other's kind (`_blend`). "theoretical or French physicists" mixes a field with a
+    nationality; "German-British or German theoretical" overlaps;
     "French or German-British physicists" and "Greek or Greco-Roman mathematicians" pair a
     value with a blend (all four such pairs of the strict OR reading were read as odd by both
     readers, docs/results.md)."""

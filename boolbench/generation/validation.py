@@ -215,7 +215,7 @@ def stems(text: str) -> set[str]:
 
 
 def names_by_stems(text: str, name: str) -> bool:
-    """True when `text` has a word of each content word's stem of `name`: a passage about
-    "a conifer" names the sort "coniferous", one born "in Germany" names "German"."""
+    """True when every stem of `name` is a stem of `text`: a passage about "a conifer" names
+    the sort "coniferous", one born "in Germany" names "German"."""
     wanted = stems(name)
     return bool(wanted) and wanted <= stems(text)
