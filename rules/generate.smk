@@ -46,6 +46,8 @@ COMPOSE_PARAMS = {
     "forms": lambda wc: TEMPLATES[wc.operator],
     "place_forms": lambda wc: TEMPLATES["or_place"] if wc.operator == "or" else None,
     "generation": GENERATION_PARAMS,
+    # an OR across groups of one kind joins groups of one split
+    "train_fraction": config["split"]["train_fraction"],
 }
 ANSWER_PARAMS = {
     "llm": llm_params("filter"),

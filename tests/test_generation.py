@@ -274,12 +274,20 @@ def test_labels_follow_section_4_3(llm):
     kinds, simple, composed = generate_all(llm, cands)
     members = {int(g): [f"p-{GROUPS[g][s].split()[0]}" for s in m]
                for g, m in zip(kinds["group"], kinds["members"], strict=True)}  # fmt: skip
+    # every group is of one kind ("records"), one set: OR is asked with group 0, labelled
+    # from every group with a sort; a NOT question's positives are the members of all
+    with_sort = [f"p-{GROUPS[g][s].split()[0]}"
+                 for g, m, sorts in zip(kinds["group"], kinds["members"], kinds["sorts"],
+                                        strict=True)
+                 for s, sort in zip(m, sorts, strict=True) if sort]  # fmt: skip
+    every = [pid for g in sorted(members) for pid in members[g]]
     simple_qid = dict(zip(simple["pid"], simple["qid"], strict=True))
     text = dict(zip(cands["pid"], cands["text"], strict=True))
     for op, table in composed.items():
         for row in table[table["status"] != "dropped"].itertuples():
-            group = members[row.group]
-            assert row.qid.startswith(f"{op.lower()}-{row.group:05d}-") and row.operator == op
+            group = {"AND": members[row.group], "OR": with_sort, "NOT": every}[op]
+            numbered = f"{op.lower()}-{row.group:05d}-" + ("x" if op == "OR" else "")
+            assert row.qid.startswith(numbered) and row.operator == op
             assert sorted(row.positives + row.negatives) == sorted(group)
             assert not set(row.positives) & set(row.negatives)
             assert row.question.endswith("?") and row.source == "template"
@@ -305,9 +313,11 @@ def test_labels_follow_section_4_3(llm):
                 assert negative[2:] in row.question and "records" in row.question
                 assert not any(p[2:] in row.question for p in row.positives)
     # group 0: 3 members -> 3 questions of each type (per_group), each its own positive/pair
+    # (OR: the set's three pairs of sorts)
     for op, table in composed.items():
         part = table[table["group"] == 0]
-        assert part["qid"].tolist() == [f"{op.lower()}-00000-{k}" for k in range(3)]
+        numbered = f"{op.lower()}-00000-" + ("x" if op == "OR" else "")
+        assert part["qid"].tolist() == [f"{numbered}{k}" for k in range(3)]
         key = "negatives" if op == "NOT" else "positives"
         assert len({tuple(sorted(p)) for p in part[key]}) == 3
 
@@ -323,9 +333,17 @@ def test_random_choices_are_stable_as_groups_are_added(llm):
     few = generate_all(llm, candidates(GROUPS[:3]))[2]
     more = generate_all(llm, candidates())[2]
     columns = ["qid", "positives", "negatives", "question"]
-    for op in few:
+    for op in ("AND", "NOT"):
         head = more[op][more[op]["group"] < 3].reset_index(drop=True)
-        assert head[columns].equals(few[op][columns])
+        # (a NOT question's positives grow with its set: the new groups' members)
+        shown = [c for c in columns if op == "AND" or c != "positives"]
+        assert head[shown].equals(few[op][shown])
+    # an OR of a set of groups of one kind is drawn by all of them: a new group of the kind
+    # draws it anew (and widens its labels); a group of its own kind keeps its own
+    assert set(few["OR"]["qid"]) == {"or-00000-x0", "or-00000-x1", "or-00000-x2", "or-00001-0"}
+    assert more["OR"].loc[more["OR"]["qid"] == "or-00001-0", "reason"].item() == (
+        "fewer_than_two_sorts"
+    )
     # ... and every form of a template is drawn somewhere (not always the first)
     assert more["NOT"]["question"].str.startswith("Which records are there besides").sum() < len(
         more["NOT"].dropna(subset=["question"])
@@ -339,7 +357,8 @@ def test_missing_operands_propagate_with_reasons(llm):
     # sorts (no simple question needed)
     assert by["AND"].loc["and-00003-0", "positives"] == ["p-Iota"]
     assert "and-00003-1" not in by["AND"].index
-    assert by["OR"].loc["or-00003-0", "positives"] == ["p-Bad", "p-Iota"]
+    nordic_or_celtic = by["OR"][by["OR"]["question"].str.contains("Nordic or Celtic")]
+    assert {"p-Bad", "p-Iota"} <= set(nordic_or_celtic["positives"].item())
     # group 1's members are all of one sort ("a thing": too vague to be one)
     or1 = by["OR"].loc["or-00001-0"]
     assert (or1["status"], or1["reason"]) == ("dropped", "fewer_than_two_sorts")
@@ -1160,6 +1179,62 @@ def test_or_pairs_two_sorts_of_one_attribute():
     (none,) = plan_or(river_group(["A", "B"], sorts=["German", "German-American"]), [OR_FORM],
                       settings())  # fmt: skip
     assert none.reason == "no_comparable_sorts"
+
+
+def test_groups_of_one_kind_are_one_set():
+    # Groups of one kind are one set: "What are some Chinese or English rivers?" pairs a sort
+    # of one group with a sort of another, and every question is labelled from all of them
+    # ("Chinese or Russian" takes the Russian river of the second group too)
+    from boolbench.generation.compose import compose, merged, plan_or, same_kind
+
+    a = river_group(["Yellow River", "Volga", "Songhua"], group=3,
+                    sorts=["Chinese", "Russian", "Chinese"])  # fmt: skip
+    b = river_group(["Thames", "Ob", "Selenga"], group=8,
+                    sorts=["English", "Russian", "Mongolian"])  # fmt: skip
+    b.candidates["pid"] = ["d", "e", "f"]
+    lakes = river_group(["Baikal", "Ladoga"], group=5)
+    lakes.kind["kind"] = "lakes"
+    assert [[g.group for g in s] for s in same_kind([b, lakes, a])] == [[3, 8]]
+    # ... of one split only: a question's labelled passages stay within its split
+    assert same_kind([a, b], split=lambda group: "train" if group == 3 else "test") == []
+    g = merged([a, b])
+    assert g.home(1) == 3 and g.home(1001) == 8
+    plans = {p.draft: p for p in plan_or(g, [OR_FORM], settings(per_group=3))}
+    assert len(plans) == 6  # per_group for each group of the set, numbered in the first
+    assert all(p.qid.startswith("or-00003-x") and p.group == 3 for p in plans.values())
+    plan = plans["What are some Chinese or English rivers?"]
+    assert (plan.positives, plan.negatives) == (["a", "c", "d"], ["b", "e", "f"])
+    assert plan.operand_qids == ["disj-00003/Chinese", "disj-00008/English"]
+    assert plans["What are some Chinese or Russian rivers?"].positives == ["a", "b", "c", "e"]
+    assert "Selenga" in plan.answers  # names no member of either group
+    # compose plans a set once, with its first group (the shard of that group)
+    cands = pd.concat([x.candidates.assign(group=x.group, cluster=x.group, title=None)
+                       for x in (a, b)])  # fmt: skip
+    simple = pd.DataFrame([row | {"group": x.group} for x in (a, b) for row in x.simple.values()])
+    kinds = pd.DataFrame([x.kind | {"group": x.group} for x in (a, b)])
+    prompt = Prompt("S", "{draft}", mode="template")
+    composed = compose("OR", cands, simple, kinds, None, prompt, settings(per_group=1),
+                       [OR_FORM], "m")  # fmt: skip
+    assert list(composed["qid"]) == ["or-00003-x0", "or-00003-x1"]
+    assert set(composed["group"]) == {3}
+    assert compose("OR", cands, simple, kinds, None, prompt, settings(per_group=1),
+                   [OR_FORM], "m", planned={8}).empty  # fmt: skip
+    # a NOT question's positives are the members of every group of the set
+    nots = compose("NOT", cands, simple, kinds, None, prompt, settings(per_group=3),
+                   ["Which {kind} are there besides {excluded}?"], "m", planned={8})  # fmt: skip
+    by_negative = excluding(nots)
+    assert by_negative["d"] == ["a", "b", "c", "e", "f"]
+    # ... but not across splits
+    split = {3: "train", 8: "test"}.get
+    nots = compose("NOT", cands, simple, kinds, None, prompt, settings(per_group=3),
+                   ["Which {kind} are there besides {excluded}?"], "m", planned={8},
+                   split=split)  # fmt: skip
+    assert excluding(nots)["d"] == ["e", "f"]
+
+
+def excluding(nots: pd.DataFrame) -> dict[str, list[str]]:
+    """A NOT question's positives by the passage it excludes."""
+    return {n[0]: sorted(p) for n, p in zip(nots["negatives"], nots["positives"], strict=True)}
 
 
 PLACE_FORM = "What are some {kind} in {first} or in {second}?"

@@ -46,9 +46,13 @@ def test_dataset_outputs(scripted):
     flow, _ = scripted
     all_questions = pd.read_parquet(flow.path(artifact("all_questions", corpus="tiny")))
     kept = pd.read_parquet(flow.path(artifact("dataset", corpus="tiny")))
-    # Each group gives every type, up to generation.per_group (3) questions of each.
+    # Each group gives AND and NOT, up to generation.per_group (3) questions of each; its two
+    # groups are of one kind (and split): one set for OR, whose questions (up to 3 for each
+    # group) belong to the first
     per_cell = all_questions.groupby(["group", "type"]).size()
-    assert len(per_cell) == 6 and per_cell.le(3).all()  # 2 groups x AND/OR/NOT
+    assert len(per_cell) == 5 and per_cell.le(3).all(), per_cell  # 2 x AND/NOT, OR of the set
+    ors = all_questions[all_questions["type"] == "OR"]
+    assert set(ors["group"]) == {0} and ors["qid"].str.startswith("or-00000-x").all()
     assert set(kept["qid"]) == set(all_questions.loc[all_questions["kept"], "qid"])
     assert kept["model"].eq("scripted").all() and kept["source"].eq("llm").all()
     table = pd.read_csv(flow.path(artifact("table1_csv", corpus="tiny"))).set_index("type")

@@ -10,21 +10,28 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
   another sort, where the sorts are proper values or places. Two quiz predicates joined with
   "or" ("Which festival begins the Ten Days of Repentance or is celebrated in Kartika?"), or
   two members named side by side with one thing asked of each ("What is Diwali or Easter
-  known for?"), read as two questions to annotators.
+  known for?"), read as two questions to annotators. Groups of one kind (three groups of
+  "poets", in one split) are one set for OR: a sort of one group pairs with a sort of another
+  ("What are some American or Chinese poets?"), and every question is labelled from all of
+  them (asked per group, "Chinese or French poets" would be asked twice, each labelled from
+  one group only).
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
-  <subject>?" (forms vary). Negative: the excluded member; positives: the other members.
+  <subject>?" (forms vary). Negative: the excluded member; positives: the other members (of
+  every group of its set: the other groups of one kind).
 Each group gives up to `per_group` questions of each type (another positive, pair or excluded
 member each). The question is one of the operator's template forms, drawn with the group's
 seed; with compose mode llm the LLM rewrites it (checked like any LLM output: it must keep what
 the construction says, and not name an answer), and the form stays the fallback.
 
-Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number), type, group,
+Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number; an OR of a
+set of groups "or-00012-x0", numbered in its first group), type, group (a set's first),
 cluster, QUESTION_COLUMNS, operator, operand_qids and operand_texts (the recorded Boolean
 expression: AND disjunctive and the positive's simple question; OR the kind question of each
 sort, "disj-00012/Hindu": "What are some Hindu festivals?"; NOT disjunctive and the excluded
 member's simple question), positives, negatives (list<string> of pids). A group that gives no
 question of a type has one dropped row saying why. Random choices use a generator seeded by
-(seed, group, operator), so they are stable as the run grows.
+(seed, group, operator), so they are stable as the run grows (an OR of a set: by its groups,
+so a new group of the kind draws the set's pairs anew).
 """
 
 from __future__ import annotations
@@ -64,7 +71,8 @@ COMPOSED_SCHEMA = pa.schema(
      *QUESTION_FIELDS, ("operator", pa.string()), ("operand_qids", _LIST),
      ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST)]
 )  # fmt: skip
-_OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3, "OR place": 4}
+_OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3, "OR place": 4, "OR set": 5, "OR set place": 6}
+SLOT_STRIDE = 1000  # a slot in a set of groups (`merged`): the group's index times this + slot
 KEEP_SHARE = 0.5  # of a predicate's content words an LLM rewrite must keep
 
 
@@ -99,6 +107,11 @@ class Group:
     candidates: pd.DataFrame
     kind: dict | None
     simple: dict[int, dict]
+    origin: dict[int, int] | None = None  # a set of groups (`merged`): each slot's group
+
+    def home(self, slot: int) -> int:
+        """The group a member comes from."""
+        return self.origin[slot] if self.origin else self.group
 
     @property
     def members(self) -> list[int]:
@@ -180,8 +193,9 @@ def _ok(row) -> bool:
     return row is not None and row["status"] != "dropped"
 
 
-def _rng(seed: int, group: int, operator: str) -> np.random.Generator:
-    return np.random.default_rng([seed, group, _OPERATOR_CODE[operator]])
+def _rng(seed: int, group: int | tuple[int, ...], operator: str) -> np.random.Generator:
+    groups = list(group) if isinstance(group, tuple) else [group]
+    return np.random.default_rng([seed, *groups, _OPERATOR_CODE[operator]])
 
 
 def _form(forms: list[str], rng: np.random.Generator) -> str:
@@ -243,10 +257,72 @@ def plan_or(
     Two places the members are in come first, from `place_forms` ("What are some mountains in
     North America or in Africa?"; the operands' sorts are "in North America", ...): a place
     is checked against the passage's first sentence, a sort is any word or two the LLM chose
-    ("vast or rugged mountains")."""
+    ("vast or rugged mountains").
+    `g` may be a set of groups of one kind (`merged`): its pairs and labels span the set, up
+    to `per_group` questions for each of its groups, numbered in its first ("or-00003-x0")."""
     if reason := g.no_set():
         return _none("OR", g, reason)
-    rng = _rng(settings.seed, g.group, "OR")
+    if g.origin:  # a set of groups: numbered in its first, drawn by all
+        key = tuple(sorted(set(g.origin.values())))
+        plans, reason = _or_plans(
+            g,
+            forms,
+            settings,
+            place_forms,
+            f"or-{g.group:05d}-x",
+            settings.per_group * len(key),
+            key,
+            ("OR set", "OR set place"),
+        )
+    else:
+        plans, reason = _or_plans(g, forms, settings, place_forms, f"or-{g.group:05d}-",
+                                  settings.per_group, g.group, ("OR", "OR place"))  # fmt: skip
+    return plans or _none("OR", g, reason)
+
+
+def merged(groups: list[Group]) -> Group:
+    """Groups of one kind as one group: the first's number, cluster and kind question, every
+    group's members (slot: the group's index times SLOT_STRIDE plus its slot), their sorts,
+    places and simple questions; `origin` says which group each member comes from."""
+    first = groups[0]
+    candidates, simple, origin = [], {}, {}
+    kind = dict(first.kind, members=[], sorts=[], places=[])
+    for i, g in enumerate(groups):
+        shift = i * SLOT_STRIDE
+        candidates.append(g.candidates.assign(slot=g.candidates["slot"] + shift))
+        listed = g._listed()
+        for column in ("sorts", "places"):
+            values = g.kind.get(column)
+            values = [] if values is None else list(values)
+            kind[column] += [values[j] if j < len(values) else "" for j in range(len(listed))]
+        kind["members"] += [int(s) + shift for s in listed]
+        simple |= {s + shift: row for s, row in g.simple.items()}
+        origin |= {int(s) + shift: g.group for s in g.candidates["slot"]}
+    return Group(first.group, first.cluster, pd.concat(candidates, ignore_index=True), kind,
+                 simple, origin)  # fmt: skip
+
+
+def same_kind(groups: list[Group], split=None, sorted_only: bool = False) -> list[list[Group]]:
+    """The sets of two or more groups (by number) whose kinds are the same words ("poets"),
+    each group with a set of members (`sorted_only`: and a sort or place named); with `split`
+    (group -> its split), of one split only: a question's labelled passages stay within its
+    split."""
+    sets: dict[tuple, list[Group]] = {}
+    for g in sorted(groups, key=lambda g: g.group):
+        named = not sorted_only or any([*g.sorts().values(), *g.places().values()])
+        if g.no_set() is None and named:
+            key = (g.kind["kind"].casefold().strip(), split(g.group) if split else None)
+            sets.setdefault(key, []).append(g)
+    return [together for together in sets.values() if len(together) > 1]
+
+
+def _or_plans(
+    g: Group, forms: list[str], settings: GenerationSettings, place_forms: list[str],
+    prefix_qid: str, limit: int, key, operators: tuple[str, str],
+) -> tuple[list[Plan], str | None]:  # fmt: skip
+    """The OR plans of a group's (or a set's) sort and place pairs, up to `limit`, drawn with
+    generators seeded by `key` and `operators` (sorts, places); also why there is none."""
+    rng = _rng(settings.seed, key, operators[0])
     subjects = tuple(g.subject(s) for s in g.members if g.subject(s))
     by_sort, sorts, sort_pairs, reason = _or_pairs(g.sorts(), subjects, _comparable)
     # (pair, members by value, values as written, forms, operand prefix, generator)
@@ -254,29 +330,25 @@ def plan_or(
                for i in rng.permutation(len(sort_pairs))]  # fmt: skip
     if place_forms:
         by_place, places, place_pairs, _ = _or_pairs(g.places(), subjects, _distinct_places)
-        place_rng = _rng(settings.seed, g.group, "OR place")
+        place_rng = _rng(settings.seed, key, operators[1])
         choices = [(place_pairs[int(i)], by_place, places, place_forms, PLACE_SORT, place_rng)
                    for i in place_rng.permutation(len(place_pairs))] + choices  # fmt: skip
-    if not choices:
-        return _none("OR", g, reason)
     plans = []
-    for k, ((a, b), by_value, written, templates, prefix, draw) in enumerate(
-        choices[: settings.per_group]
-    ):
+    for k, ((a, b), by_value, written, templates, prefix, draw) in enumerate(choices[:limit]):
         first, second = written[a], written[b]
         chosen = set(by_value[a]) | set(by_value[b])
         asked = stems(first) | stems(second)
         exclusive = prefix == PLACE_SORT or _proper(first)
         plans.append(
             Plan(
-                f"or-{g.group:05d}-{k}", "OR", g.group, g.cluster,
+                f"{prefix_qid}{k}", "OR", g.group, g.cluster,
                 positives=[g.pid(s) for s in g.members if s in chosen],
                 negatives=[g.pid(s) for value, slots in by_value.items()
                            if value not in (a, b) and not stems(value) & asked
                            for s in slots if not g.names_either(s, first, second)]
                           if exclusive else [],
-                operand_qids=[sort_qid(g.group, prefix + first),
-                              sort_qid(g.group, prefix + second)],
+                operand_qids=[sort_qid(g.home(by_value[a][0]), prefix + first),
+                              sort_qid(g.home(by_value[b][0]), prefix + second)],
                 operand_texts=[g.of_sort(prefix + first), g.of_sort(prefix + second)],
                 draft=_form(templates, draw).format(kind=g.kind["kind"], first=first,
                                                     second=second),
@@ -285,7 +357,7 @@ def plan_or(
                         _names(second, "drops_an_alternative")),
             )
         )  # fmt: skip
-    return plans
+    return plans, reason
 
 
 def _or_pairs(values: dict[int, str], subjects: tuple[str, ...], comparable):
@@ -348,11 +420,14 @@ def _distinct_places(first: str, second: str) -> bool:
     return not stems(first) & stems(second)
 
 
-def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[Plan]:
+def plan_not(
+    g: Group, forms: list[str], settings: GenerationSettings, others: list[tuple] = ()
+) -> list[Plan]:
     """NOT: each chosen member is excluded by name from "Which <kind> are there besides
-    <subject>?" and is its negative; the other members are its positives, but for one whose
-    subject names the excluded one ("Fall of the Western Roman Empire" beside "Western Roman
-    Empire": part of the excluded thing), which carries no label."""
+    <subject>?" and is its negative; the other members are its positives, and so are
+    `others`, (pid, subject) of the members of the other groups of its set (`same_kind`),
+    but for one whose subject names the excluded one ("Fall of the Western Roman Empire"
+    beside "Western Roman Empire": part of the excluded thing), which carries no label."""
     if reason := g.no_set():
         return _none("NOT", g, reason)
     rng = _rng(settings.seed, g.group, "NOT")
@@ -362,8 +437,9 @@ def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
     plans = []
     for k, slot in enumerate(rng.permutation(named)[: settings.per_group]):
         excluded = g.simple[int(slot)]
-        positives = [g.pid(s) for s in g.members
-                     if s != slot and not mentions(g.subject(s), excluded["subject"])]  # fmt: skip
+        members = [(g.pid(s), g.subject(s)) for s in g.members if s != slot] + list(others)
+        positives = [pid for pid, subject in members
+                     if not mentions(subject, excluded["subject"])]  # fmt: skip
         if not positives:  # every other member is part of the excluded thing
             plans.append(Plan(f"not-{g.group:05d}-{k}", "NOT", g.group, g.cluster, [], [], [],
                               [], reason="no_other_member"))  # fmt: skip
@@ -381,9 +457,6 @@ def plan_not(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
             )
         )  # fmt: skip
     return plans
-
-
-PLANNERS = {"AND": plan_and, "OR": plan_or, "NOT": plan_not}
 
 
 def _keeps(predicate: str, reason: str):
@@ -410,7 +483,10 @@ def _prompt_values(plan: Plan, g: Group, settings: GenerationSettings) -> dict[s
     return {
         "draft": plan.draft,
         "question": g.kind["question"],
-        "positive_paragraphs": "\n\n".join(f"[positive] {texts[p]}" for p in plan.positives),
+        # the group's own (a NOT question's positives from the other groups of its set are
+        # of its kind too: the prompt shows the passages the question was built on)
+        "positive_paragraphs": "\n\n".join(f"[positive] {texts[p]}" for p in plan.positives
+                                            if p in texts),
         "negative_paragraphs": "\n\n".join(f"[negative] {texts[p]}" for p in plan.negatives),
         "expression": f'"{first}" {plan.type} "{second}"',
         "first": first or "",
@@ -430,30 +506,55 @@ def compose(
     forms: list[str],
     model: str,
     place_forms: list[str] = (),
+    planned: set[int] | None = None,
+    split=None,
 ) -> pd.DataFrame:
-    """The `operator` questions of every group of `candidates`, with labels: the template's
-    question, or (compose mode llm) the LLM's rewrite of it (OR: `place_forms` for two places
-    before two sorts)."""
+    """The `operator` questions of the groups `planned` (None: every group of `candidates`),
+    with labels: the template's question, or (compose mode llm) the LLM's rewrite of it (OR:
+    `place_forms` for two places before two sorts). Groups of one kind, and with `split`
+    (group -> its split) of one split, are one set: its OR questions are planned with its
+    first group, a NOT question's positives are the members of all of them."""
     simple_by_group: dict[int, dict[int, dict]] = {}
     for row in simple.to_dict("records"):
         simple_by_group.setdefault(int(row["group"]), {})[int(row["slot"])] = row
     kind_by_group = {int(r["group"]): r for r in kinds.to_dict("records") if _ok(r)}
-    plans: list[Plan] = []
-    for group, cands in candidates.groupby("group", sort=True):
-        g = Group(int(group), int(cands["cluster"].iloc[0]), cands.sort_values("slot"),
-                  kind_by_group.get(int(group)), simple_by_group.get(int(group), {}))  # fmt: skip
-        planned = (plan_or(g, forms, settings, place_forms) if operator == "OR"
-                   else PLANNERS[operator](g, forms, settings))  # fmt: skip
-        for plan in planned:
-            if plan.draft is not None:
-                _settle_draft(plan, g, settings)
-                if plan.draft is not None and prompt.mode == "llm":
-                    # an operand of a dropped simple question is null (NaN in a frame)
-                    operands = tuple(t for t in plan.operand_texts if isinstance(t, str))
-                    plan.item = Item(plan.qid, _prompt_values(plan, g, settings), g.texts(),
-                                     {"draft": plan.draft}, operands, plan.answers,
-                                     plan.checks)  # fmt: skip
-            plans.append(plan)
+    groups = [
+        Group(int(group), int(cands["cluster"].iloc[0]), cands.sort_values("slot"),
+              kind_by_group.get(int(group)), simple_by_group.get(int(group), {}))
+        for group, cands in candidates.groupby("group", sort=True)
+    ]  # fmt: skip
+    wanted = {g.group for g in groups} if planned is None else set(planned)
+    others: dict[int, list[tuple]] = {}  # NOT: the members of the other groups of its set
+    if operator == "OR":  # groups of one kind are one set, asked once (`plan_or`)
+        sets = same_kind(groups, split, sorted_only=True)
+        in_sets = {g.group for together in sets for g in together}
+        groups = [g for g in groups if g.group not in in_sets]
+        groups = sorted(groups + [merged(together) for together in sets], key=lambda g: g.group)
+    elif operator == "NOT":
+        for together in same_kind(groups, split):
+            for g in together:
+                others[g.group] = [(o.pid(s), o.subject(s)) for o in together if o is not g
+                                   for s in o.members]  # fmt: skip
+    planned_by: list[tuple[Plan, Group]] = []
+    for g in groups:
+        if g.group in wanted:
+            if operator == "OR":
+                plans = plan_or(g, forms, settings, place_forms)
+            elif operator == "NOT":
+                plans = plan_not(g, forms, settings, others.get(g.group, []))
+            else:
+                plans = plan_and(g, forms, settings)
+            planned_by += [(plan, g) for plan in plans]
+    for plan, g in planned_by:
+        if plan.draft is not None:
+            _settle_draft(plan, g, settings)
+            if plan.draft is not None and prompt.mode == "llm":
+                # an operand of a dropped simple question is null (NaN in a frame)
+                operands = tuple(t for t in plan.operand_texts if isinstance(t, str))
+                plan.item = Item(plan.qid, _prompt_values(plan, g, settings), g.texts(),
+                                 {"draft": plan.draft}, operands, plan.answers,
+                                 plan.checks)  # fmt: skip
+    plans = [plan for plan, _ in planned_by]
     items = [p.item for p in plans if p.item is not None]
     outcomes = generate(llm, prompt, items, settings, "{draft}") if items else {}
     log_outcomes(operator, outcomes)

@@ -3,6 +3,7 @@ Workflow scripts call these; tests call them without Snakemake."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -109,12 +110,20 @@ def compose_step(
     settings: GenerationSettings,
     shard: Shard = WHOLE,
     place_forms: list[str] | None = None,
+    train_fraction: float | None = None,
 ) -> None:
     """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
-    `place_forms`) and rewritten by the LLM in compose mode llm."""
+    `place_forms`) and rewritten by the LLM in compose mode llm. Every group is read (an OR
+    across groups of one kind reads them all; it belongs to the shard of its first group);
+    with `train_fraction`, such an OR joins groups of one split only."""
+    cands = pd.read_parquet(candidates)
+    split = None
+    if train_fraction is not None:
+        split = functools.partial(dataset.split_of, seed=settings.seed,
+                                  train_fraction=train_fraction)  # fmt: skip
     table = compose.compose(
         operator.upper(),
-        in_shard(pd.read_parquet(candidates), shard),
+        cands,
         pd.read_parquet(simple),
         pd.read_parquet(disjunctive),
         llm,
@@ -123,6 +132,8 @@ def compose_step(
         forms,
         llm.model_name,
         place_forms or (),
+        planned=set(in_shard(cands, shard)["group"].astype(int)),
+        split=split,
     )
     _write(table, compose.COMPOSED_SCHEMA, out)
 
