@@ -21,7 +21,8 @@ ATOMIC_PARAMS = {
     "template": lambda wc: (
         TEMPLATES["disjunctive"] if wc.kind == "disjunctive" else None
     ),
-    "generation": GENERATION_PARAMS,
+    # how many questions each group gives is composition's: changing it reruns no atomic job
+    "generation": {k: v for k, v in GENERATION_PARAMS.items() if k != "per_group"},
     # disjunctive: how members without a usable title get a subject
     "subject_prompt": lambda wc: (
         prompt_params("subject") if wc.kind == "disjunctive" else None
@@ -46,7 +47,7 @@ COMPOSE_PARAMS = {
     "forms": lambda wc: TEMPLATES[wc.operator],
     "place_forms": lambda wc: TEMPLATES["or_place"] if wc.operator == "or" else None,
     "generation": GENERATION_PARAMS,
-    # an OR across groups of one kind joins groups of one split
+    # groups of one kind are one set within one split
     "train_fraction": config["split"]["train_fraction"],
 }
 ANSWER_PARAMS = {

@@ -327,6 +327,9 @@ def test_per_group_caps_the_questions_of_each_type(llm):
     composed = generate_all(llm, cands, settings(per_group=1))[2]
     assert [len(t) for t in composed.values()] == [1, 1, 1]
     assert composed["AND"]["qid"].tolist() == ["and-00000-0"]
+    # ... or one cap per type
+    composed = generate_all(llm, cands, settings(per_group={"and": 1, "or": 2, "not": 3}))[2]
+    assert [len(t) for t in composed.values()] == [1, 2, 3]
 
 
 def test_random_choices_are_stable_as_groups_are_added(llm):

@@ -18,10 +18,11 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
   <subject>?" (forms vary). Negative: the excluded member; positives: the other members (of
   every group of its set: the other groups of one kind).
-Each group gives up to `per_group` questions of each type (another positive, pair or excluded
-member each). The question is one of the operator's template forms, drawn with the group's
-seed; with compose mode llm the LLM rewrites it (checked like any LLM output: it must keep what
-the construction says, and not name an answer), and the form stays the fallback.
+Each group gives up to `per_group` questions of each type (one number, or one per type; another
+positive, pair or excluded member each). The question is one of the operator's template forms,
+drawn with the group's seed; with compose mode llm the LLM rewrites it (checked like any LLM
+output: it must keep what the construction says, and not name an answer), and the form stays
+the fallback.
 
 Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number; an OR of a
 set of groups "or-00012-x0", numbered in its first group), type, group (a set's first),
@@ -217,7 +218,7 @@ def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
     if not asked:
         return _none("AND", g, "no_simple_question")
     plans = []
-    for k, slot in enumerate(rng.permutation(asked)[: settings.per_group]):
+    for k, slot in enumerate(rng.permutation(asked)[: settings.cap("AND")]):
         simple = g.simple[int(slot)]
         values = {"kind": g.kind["kind"], "kind_singular": g.kind["kind_singular"],
                   "predicate": simple["predicate"]}  # fmt: skip
@@ -259,24 +260,18 @@ def plan_or(
     is checked against the passage's first sentence, a sort is any word or two the LLM chose
     ("vast or rugged mountains").
     `g` may be a set of groups of one kind (`merged`): its pairs and labels span the set, up
-    to `per_group` questions for each of its groups, numbered in its first ("or-00003-x0")."""
+    to `per_group` (OR) questions for each of its groups, numbered in its first
+    ("or-00003-x0")."""
     if reason := g.no_set():
         return _none("OR", g, reason)
     if g.origin:  # a set of groups: numbered in its first, drawn by all
         key = tuple(sorted(set(g.origin.values())))
-        plans, reason = _or_plans(
-            g,
-            forms,
-            settings,
-            place_forms,
-            f"or-{g.group:05d}-x",
-            settings.per_group * len(key),
-            key,
-            ("OR set", "OR set place"),
-        )
+        plans, reason = _or_plans(g, forms, settings, place_forms, f"or-{g.group:05d}-x",
+                                  settings.cap("OR") * len(key), key,
+                                  ("OR set", "OR set place"))  # fmt: skip
     else:
         plans, reason = _or_plans(g, forms, settings, place_forms, f"or-{g.group:05d}-",
-                                  settings.per_group, g.group, ("OR", "OR place"))  # fmt: skip
+                                  settings.cap("OR"), g.group, ("OR", "OR place"))  # fmt: skip
     return plans or _none("OR", g, reason)
 
 
@@ -435,7 +430,7 @@ def plan_not(
     if not named:
         return _none("NOT", g, "no_subject")
     plans = []
-    for k, slot in enumerate(rng.permutation(named)[: settings.per_group]):
+    for k, slot in enumerate(rng.permutation(named)[: settings.cap("NOT")]):
         excluded = g.simple[int(slot)]
         members = [(g.pid(s), g.subject(s)) for s in g.members if s != slot] + list(others)
         positives = [pid for pid, subject in members
@@ -485,8 +480,9 @@ def _prompt_values(plan: Plan, g: Group, settings: GenerationSettings) -> dict[s
         "question": g.kind["question"],
         # the group's own (a NOT question's positives from the other groups of its set are
         # of its kind too: the prompt shows the passages the question was built on)
-        "positive_paragraphs": "\n\n".join(f"[positive] {texts[p]}" for p in plan.positives
-                                            if p in texts),
+        "positive_paragraphs": "\n\n".join(
+            f"[positive] {texts[p]}" for p in plan.positives if p in texts
+        ),
         "negative_paragraphs": "\n\n".join(f"[negative] {texts[p]}" for p in plan.negatives),
         "expression": f'"{first}" {plan.type} "{second}"',
         "first": first or "",

@@ -95,6 +95,9 @@ KIND_MAX_TOKENS = 48
 SUBJECT_MAX_WORDS = 6
 
 
+PER_GROUP = 3  # questions of a type per group, at most, where the config names no number
+
+
 @dataclass(frozen=True)
 class GenerationSettings:
     retries: int = 2  # further attempts, each with another seed, after an invalid output
@@ -102,8 +105,14 @@ class GenerationSettings:
     max_words: int = MAX_WORDS
     question_max_tokens: int = 80
     max_passage_words: int = 300  # longer passages are cut in prompts
-    per_group: int = 3  # questions of each type per group, at most
+    per_group: int | dict = PER_GROUP  # questions of each type per group, at most (or per type)
     seed: int = 13
+
+    def cap(self, operator: str) -> int:
+        """At most this many `operator` questions per group."""
+        if isinstance(self.per_group, dict):
+            return int(self.per_group.get(operator.lower(), PER_GROUP))
+        return self.per_group
 
     @classmethod
     def from_config(cls, section: dict, seed: int) -> GenerationSettings:
