@@ -98,6 +98,20 @@ def test_changing_one_prompt_reruns_only_its_jobs(scripted):
     assert flow.planned_jobs(*GENERATION) == {}
 
 
+def test_changing_the_questions_per_group_reruns_only_composition(scripted):
+    # how many questions a group gives is composition's: no atomic (kinds, simple) job reruns
+    flow, server = scripted
+    config = scripted_config(server, candidates={"n_groups": 2})
+    config["generation"]["per_group"] = {"and": 3, "or": 1, "not": 3}
+    flow.write_config(config)
+    try:
+        planned = flow.planned_jobs(*GENERATION)
+        assert planned["compose_questions"] == 3 and "atomic_questions" not in planned
+    finally:
+        flow.write_config(scripted_config(server, candidates={"n_groups": 2}))
+    assert flow.planned_jobs(*GENERATION) == {}
+
+
 def test_doubling_the_groups_pays_only_for_the_new_groups(scripted):
     flow, server = scripted
     before = {step: accounting(flow, step) for step in LLM_STEPS}
