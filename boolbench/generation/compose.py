@@ -100,8 +100,8 @@ class Plan:
 
 @dataclass(frozen=True)
 class Group:
-    """What composition reads of one group: its candidates (by slot), its kind row and its
-    members' simple questions (by slot)."""
+    """What composition reads of one group (or of a set of groups of one kind, `merged`): its
+    candidates (by slot), its kind row and its members' simple questions (by slot)."""
 
     group: int
     cluster: int

@@ -113,9 +113,10 @@ def compose_step(
     train_fraction: float | None = None,
 ) -> None:
     """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
-    `place_forms`) and rewritten by the LLM in compose mode llm. Every group is read (an OR
-    across groups of one kind reads them all; it belongs to the shard of its first group);
-    with `train_fraction`, such an OR joins groups of one split only."""
+    `place_forms`) and rewritten by the LLM in compose mode llm. Every group is read: groups
+    of one kind are one set (`compose.same_kind`), whose OR questions belong to the shard of
+    its first group and whose members are every NOT question's positives; with
+    `train_fraction`, a set joins groups of one split only."""
     cands = pd.read_parquet(candidates)
     split = None
     if train_fraction is not None:
