@@ -161,10 +161,14 @@ class Group:
 
     def _of_members(self, column: str) -> dict[int, str]:
         """A column of the kinds table aligned with its members, by member slot."""
+        listed = dict(zip(self._listed(), self._of_listed(column), strict=True))
+        return {s: listed[s] for s in self.members}
+
+    def _of_listed(self, column: str) -> list[str]:
+        """A column of the kinds table aligned with `_listed` ("" where it is shorter)."""
         values = self.kind.get(column) if self.kind else None
         values = [] if values is None else list(values)
-        listed = {s: (values[i] if i < len(values) else "") for i, s in enumerate(self._listed())}
-        return {s: listed[s] for s in self.members}
+        return [values[i] if i < len(values) else "" for i in range(len(self._listed()))]
 
     def of_sort(self, sort: str) -> str:
         """The kind question asked of one sort: "What are some Hindu festivals?", "What are
@@ -285,12 +289,9 @@ def merged(groups: list[Group]) -> Group:
     for i, g in enumerate(groups):
         shift = i * SLOT_STRIDE
         candidates.append(g.candidates.assign(slot=g.candidates["slot"] + shift))
-        listed = g._listed()
         for column in ("sorts", "places"):
-            values = g.kind.get(column)
-            values = [] if values is None else list(values)
-            kind[column] += [values[j] if j < len(values) else "" for j in range(len(listed))]
-        kind["members"] += [int(s) + shift for s in listed]
+            kind[column] += g._of_listed(column)
+        kind["members"] += [int(s) + shift for s in g._listed()]
         simple |= {s + shift: row for s, row in g.simple.items()}
         origin |= {int(s) + shift: g.group for s in g.candidates["slot"]}
     return Group(first.group, first.cluster, pd.concat(candidates, ignore_index=True), kind,
