@@ -203,7 +203,8 @@ def construction(settings: dict, questions: pd.DataFrame) -> list[str]:
             f"). LLM: {llm_name(llm)}" + (f"; per step: {steps}." if steps else "."),
             f"A filter kept the questions its answerer confirms (method "
             f"`{filtering.get('method')}`, mode `{filtering.get('mode')}`, threshold "
-            f"{filtering.get('threshold')}); train and test split by group (train fraction "
+            f"{filtering.get('threshold')}); train and test split by "
+            f"{config.get('split', {}).get('by', 'kind')} (train fraction "
             f"{config.get('split', {}).get('train_fraction')}).",
         ]
     lines.append(

@@ -131,11 +131,11 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
         {"atomic_questions": "questions/{kind}.parquet"},
     ),
     (
-        "up to `generation.per_group` rows per group: `qid` (`and-GGGGG-K`, ...; an OR of a "
-        "set of groups of one kind `or-GGGGG-xK`, in its first group), `type`, "
+        "up to `generation.per_group` rows per group: `qid` (`and-GGGGG-K`, ...), `type`, "
         "`group`, `cluster`, the question columns, `operator`, `operand_qids` and "
         "`operand_texts` (list<string>: the Boolean expression), `positives`, `negatives` "
-        "(list<string> of pids); a group without a question of the type has one dropped row "
+        "(list<string> of pids), `split` (train/test: every group of one kind in one, "
+        "`split.train_fraction`); a group without a question of the type has one dropped row "
         "saying why.",
         {"composed_questions": "questions/{operator}.parquet"},
     ),

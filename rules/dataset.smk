@@ -20,8 +20,6 @@ rule assemble_dataset:
         "../envs/corpus.yaml"
     params:
         mode=config["filter"]["mode"],
-        train_fraction=config["split"]["train_fraction"],
-        seed=config["seed"],
     script:
         "../workflow_scripts/assemble_dataset.py"
 

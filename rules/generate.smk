@@ -47,8 +47,11 @@ COMPOSE_PARAMS = {
     "forms": lambda wc: TEMPLATES[wc.operator],
     "place_forms": lambda wc: TEMPLATES["or_place"] if wc.operator == "or" else None,
     "generation": GENERATION_PARAMS,
-    # groups of one kind are one set within one split
-    "train_fraction": config["split"]["train_fraction"],
+    # the split is decided here (before split.by, results were split by group: they rerun)
+    "split": {
+        "by": config["split"]["by"],
+        "train_fraction": config["split"]["train_fraction"],
+    },
 }
 ANSWER_PARAMS = {
     "llm": llm_params("filter"),
@@ -124,9 +127,6 @@ rule written_questions:
     localrule: True
     conda:
         "../envs/corpus.yaml"
-    params:
-        train_fraction=config["split"]["train_fraction"],
-        seed=config["seed"],
     script:
         "../workflow_scripts/written_questions.py"
 

@@ -442,6 +442,11 @@ def test_contrastive_training_without_train_questions_is_one_clear_error(
         assert str(error.value) == (
             f"{tmp_path / 'questions.parquet'}: no question to train contrastive-{subset} on: "
             f"{found}"
-            + (" (split.train_fraction assigns whole groups)" if subset == "all" else "")
+            + (
+                " (split.by: kind puts every group of one kind in one split: a corpus of few "
+                "kinds may want split.by: group, or another split.train_fraction)"
+                if subset == "all"
+                else ""
+            )
             + "; set baselines.train_on: [] to skip contrastive training"
         )

@@ -1,6 +1,7 @@
 """Question generation (kinds, simple questions, AND/OR/NOT), the judge (filter, answerer check,
 pooling) and the dataset, against a scripted LLM."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -274,8 +275,8 @@ def test_labels_follow_section_4_3(llm):
     kinds, simple, composed = generate_all(llm, cands)
     members = {int(g): [f"p-{GROUPS[g][s].split()[0]}" for s in m]
                for g, m in zip(kinds["group"], kinds["members"], strict=True)}  # fmt: skip
-    # every group is of one kind ("records"), one set: OR is asked with group 0, labelled
-    # from every group with a sort; a NOT question's positives are the members of all
+    # every group is of one kind ("records"), one set: an OR question is labelled from every
+    # group with a sort; a NOT question's positives are the members of all
     with_sort = [f"p-{GROUPS[g][s].split()[0]}"
                  for g, m, sorts in zip(kinds["group"], kinds["members"], kinds["sorts"],
                                         strict=True)
@@ -286,7 +287,7 @@ def test_labels_follow_section_4_3(llm):
     for op, table in composed.items():
         for row in table[table["status"] != "dropped"].itertuples():
             group = {"AND": members[row.group], "OR": with_sort, "NOT": every}[op]
-            numbered = f"{op.lower()}-{row.group:05d}-" + ("x" if op == "OR" else "")
+            numbered = f"{op.lower()}-{row.group:05d}-"
             assert row.qid.startswith(numbered) and row.operator == op
             assert sorted(row.positives + row.negatives) == sorted(group)
             assert not set(row.positives) & set(row.negatives)
@@ -313,11 +314,10 @@ def test_labels_follow_section_4_3(llm):
                 assert negative[2:] in row.question and "records" in row.question
                 assert not any(p[2:] in row.question for p in row.positives)
     # group 0: 3 members -> 3 questions of each type (per_group), each its own positive/pair
-    # (OR: the set's three pairs of sorts)
+    # (OR: three pairs of its sorts)
     for op, table in composed.items():
         part = table[table["group"] == 0]
-        numbered = f"{op.lower()}-00000-" + ("x" if op == "OR" else "")
-        assert part["qid"].tolist() == [f"{numbered}{k}" for k in range(3)]
+        assert part["qid"].tolist() == [f"{op.lower()}-00000-{k}" for k in range(3)]
         key = "negatives" if op == "NOT" else "positives"
         assert len({tuple(sorted(p)) for p in part[key]}) == 3
 
@@ -341,9 +341,15 @@ def test_random_choices_are_stable_as_groups_are_added(llm):
         # (a NOT question's positives grow with its set: the new groups' members)
         shown = [c for c in columns if op == "AND" or c != "positives"]
         assert head[shown].equals(few[op][shown])
-    # an OR of a set of groups of one kind is drawn by all of them: a new group of the kind
-    # draws it anew (and widens its labels); a group of its own kind keeps its own
-    assert set(few["OR"]["qid"]) == {"or-00000-x0", "or-00000-x1", "or-00000-x2", "or-00001-0"}
+    # every group here is of one kind ("records"): a group's OR questions pair its sorts with
+    # those of the groups before it, so new groups of the kind keep them (and widen their
+    # labels); a group of its own kind keeps its own
+    head = more["OR"][more["OR"]["group"] < 3].reset_index(drop=True)
+    assert head[["qid", "question", "operand_qids"]].equals(
+        few["OR"][["qid", "question", "operand_qids"]]
+    )
+    assert len(head) > 3 and (head["positives"].map(len) >= few["OR"]["positives"].map(len)).all()
+    assert (head["positives"].map(len) > few["OR"]["positives"].map(len)).any()
     assert more["OR"].loc[more["OR"]["qid"] == "or-00001-0", "reason"].item() == (
         "fewer_than_two_sorts"
     )
@@ -796,7 +802,7 @@ def test_the_judge_step_filters_then_pools_and_the_dataset_carries_both(llm, tmp
     for op, table in composed.items():
         composed_paths.append(tmp_path / f"{op}.parquet")
         table.to_parquet(composed_paths[-1])
-    written_step(composed_paths, paths["written"], 0.5, BASE_SEED)
+    written_step(composed_paths, paths["written"])
     written = pd.read_parquet(paths["written"])
     run = pd.DataFrame([(q, p, r) for q in written["qid"]
                         for r, p in enumerate(["p-Sigma", "p-Oddball"], 1)],
@@ -812,7 +818,7 @@ def test_the_judge_step_filters_then_pools_and_the_dataset_carries_both(llm, tmp
     kept = set(passed.index[passed["passes_strict"]])
     assert set(pooled["qid"]) == kept  # pooled for the kept questions only
     composed_all = pd.concat(composed.values(), ignore_index=True)
-    table, kept_table = dataset.assemble(composed_all, answers, pooled, "strict", 0.5, BASE_SEED)
+    table, kept_table = dataset.assemble(composed_all, answers, pooled, "strict")
     by = table.set_index("qid")
     for row in composed_all.itertuples():
         if row.type == "NOT" and "p-Mute" in row.positives:
@@ -830,11 +836,22 @@ def test_the_judge_step_filters_then_pools_and_the_dataset_carries_both(llm, tmp
 # The dataset
 
 
-def test_split_is_by_group_stable_and_near_the_fraction():
-    splits = [dataset.split_of(g, 7, 0.3) for g in range(2000)]
-    assert splits == [dataset.split_of(g, 7, 0.3) for g in range(2000)]
+def test_split_is_by_kind_stable_and_near_the_fraction():
+    from boolbench.generation.compose import split_key, split_of
+
+    splits = [split_of(f"kind:k{i}", 7, 0.3) for i in range(2000)]
+    assert splits == [split_of(f"kind:k{i}", 7, 0.3) for i in range(2000)]
     assert 0.27 < splits.count("train") / 2000 < 0.33
-    assert dataset.split_of(5, 7, 0.0) == "test" and dataset.split_of(5, 7, 1.0) == "train"
+    assert split_of(5, 7, 0.0) == "test" and split_of(5, 7, 1.0) == "train"
+    # every group of one kind has its kind's key (the same words, whatever their case); a
+    # group without a kind its number
+    poets = [river_group(["A", "B"], group=g) for g in (3, 8, 21)]
+    for g, kind in zip(poets, ("poets", "Poets ", "poets"), strict=True):
+        g.kind["kind"] = kind
+    assert {split_key(g, "kind") for g in poets} == {"kind:poets"}
+    assert split_key(dataclasses.replace(river_group(["A", "B"], group=4), kind=None), "kind") == 4
+    # split by group (a corpus of nearly one kind): each group by itself
+    assert [split_key(g, "group") for g in poets] == [3, 8, 21]
 
 
 QUESTION_COLUMNS = ["qid", "type", "group", "cluster", "question", "source", "status", "reason",
@@ -859,6 +876,7 @@ def small_questions() -> pd.DataFrame:
     questions["operand_qids"] = [["x"]] * len(questions)
     questions["operand_texts"] = [["X?"]] * len(questions)
     questions["prompt_hash"], questions["model"] = "h", "m"
+    questions["split"] = ["train" if g == 0 else "test" for g in questions["group"]]
     return questions
 
 
@@ -892,7 +910,7 @@ SMALL_POOLED = pd.DataFrame(
 
 
 def small_dataset(mode="default"):
-    return dataset.assemble(small_questions(), SMALL_ANSWERS, SMALL_POOLED, mode, 0.5, 3)
+    return dataset.assemble(small_questions(), SMALL_ANSWERS, SMALL_POOLED, mode)
 
 
 def test_assemble_labels_pooled_passages_and_the_outside_kind():
@@ -1185,10 +1203,18 @@ def test_or_pairs_two_sorts_of_one_attribute():
 
 
 def test_groups_of_one_kind_are_one_set():
-    # Groups of one kind are one set: "What are some Chinese or English rivers?" pairs a sort
-    # of one group with a sort of another, and every question is labelled from all of them
-    # ("Chinese or Russian" takes the Russian river of the second group too)
-    from boolbench.generation.compose import compose, merged, plan_or, same_kind
+    # Groups of one kind are one set: a group pairs its sorts with those of the groups of its
+    # kind before it ("What are some English or Chinese rivers?"), and every question is
+    # labelled from all of them ("Chinese or Russian" takes the Russian river of the later
+    # group too)
+    from boolbench.generation.compose import (
+        compose,
+        merged,
+        plan_or,
+        same_kind,
+        split_key,
+        split_of,  # fmt: skip
+    )
 
     a = river_group(["Yellow River", "Volga", "Songhua"], group=3,
                     sorts=["Chinese", "Russian", "Chinese"])  # fmt: skip
@@ -1198,19 +1224,35 @@ def test_groups_of_one_kind_are_one_set():
     lakes = river_group(["Baikal", "Ladoga"], group=5)
     lakes.kind["kind"] = "lakes"
     assert [[g.group for g in s] for s in same_kind([b, lakes, a])] == [[3, 8]]
-    # ... of one split only: a question's labelled passages stay within its split
-    assert same_kind([a, b], split=lambda group: "train" if group == 3 else "test") == []
     g = merged([a, b])
     assert g.home(1) == 3 and g.home(1001) == 8
-    plans = {p.draft: p for p in plan_or(g, [OR_FORM], settings(per_group=3))}
-    assert len(plans) == 6  # per_group for each group of the set, numbered in the first
-    assert all(p.qid.startswith("or-00003-x") and p.group == 3 for p in plans.values())
-    plan = plans["What are some Chinese or English rivers?"]
-    assert (plan.positives, plan.negatives) == (["a", "c", "d"], ["b", "e", "f"])
-    assert plan.operand_qids == ["disj-00003/Chinese", "disj-00008/English"]
-    assert plans["What are some Chinese or Russian rivers?"].positives == ["a", "b", "c", "e"]
-    assert "Selenga" in plan.answers  # names no member of either group
-    # compose plans a set once, with its first group (the shard of that group)
+    # the first group asks what it would alone, labelled from the set
+    alone = plan_or(a, [OR_FORM], settings(per_group=5))
+    (first,) = plan_or(a, [OR_FORM], settings(per_group=5), kin=[a, b])
+    assert (
+        [(p.qid, p.draft) for p in alone]
+        == [(first.qid, first.draft)]
+        == [("or-00003-0", "What are some Chinese or Russian rivers?")]
+    )
+    assert (sorted(first.positives), sorted(first.negatives)) == (["a", "b", "c", "e"], ["d", "f"])
+    assert "Selenga" in first.answers  # names no member of any group of the set
+    # the later group pairs its sorts with its own and the earlier group's, but not the pair
+    # the earlier group has both values of
+    later = {p.draft: p for p in plan_or(b, [OR_FORM], settings(per_group=6), kin=[a, b])}
+    assert len(later) == 5 and "What are some Russian or Chinese rivers?" not in later
+    assert all(p.group == 8 and p.qid.startswith("or-00008-") for p in later.values())
+    plan = later["What are some English or Chinese rivers?"]
+    assert (sorted(plan.positives), sorted(plan.negatives)) == (["a", "c", "d"], ["b", "e", "f"])
+    assert plan.operand_qids == ["disj-00008/English", "disj-00003/Chinese"]
+    # a group of the kind joining later changes what neither asks, only their labels
+    c = river_group(["Rhine", "Danube"], group=12, sorts=["German", "Chinese"])
+    c.candidates["pid"] = ["g", "h"]
+    for group, old in ((a, {first.draft: first}), (b, later)):
+        plans = plan_or(group, [OR_FORM], settings(per_group=6), kin=[a, b, c])
+        assert {p.draft: p.qid for p in plans} == {d: p.qid for d, p in old.items()}
+    wider = plan_or(a, [OR_FORM], settings(per_group=5), kin=[a, b, c])[0]
+    assert sorted(wider.positives) == ["a", "b", "c", "e", "h"]
+    # compose plans each group's own (the shard of that group)
     cands = pd.concat([x.candidates.assign(group=x.group, cluster=x.group, title=None)
                        for x in (a, b)])  # fmt: skip
     simple = pd.DataFrame([row | {"group": x.group} for x in (a, b) for row in x.simple.values()])
@@ -1218,21 +1260,31 @@ def test_groups_of_one_kind_are_one_set():
     prompt = Prompt("S", "{draft}", mode="template")
     composed = compose("OR", cands, simple, kinds, None, prompt, settings(per_group=1),
                        [OR_FORM], "m")  # fmt: skip
-    assert list(composed["qid"]) == ["or-00003-x0", "or-00003-x1"]
-    assert set(composed["group"]) == {3}
-    assert compose("OR", cands, simple, kinds, None, prompt, settings(per_group=1),
-                   [OR_FORM], "m", planned={8}).empty  # fmt: skip
+    assert list(composed["qid"]) == ["or-00003-0", "or-00008-0"]
+    assert list(compose("OR", cands, simple, kinds, None, prompt, settings(per_group=1),
+                        [OR_FORM], "m", planned={8})["qid"]) == ["or-00008-0"]  # fmt: skip
     # a NOT question's positives are the members of every group of the set
     nots = compose("NOT", cands, simple, kinds, None, prompt, settings(per_group=3),
                    ["Which {kind} are there besides {excluded}?"], "m", planned={8})  # fmt: skip
     by_negative = excluding(nots)
     assert by_negative["d"] == ["a", "b", "c", "e", "f"]
-    # ... but not across splits
-    split = {3: "train", 8: "test"}.get
-    nots = compose("NOT", cands, simple, kinds, None, prompt, settings(per_group=3),
-                   ["Which {kind} are there besides {excluded}?"], "m", planned={8},
-                   split=split)  # fmt: skip
-    assert excluding(nots)["d"] == ["e", "f"]
+    # ... and every group of the set, its questions and their labels are in one split
+    assert nots["split"].nunique() == 1
+    forms = {"OR": OR_FORM, "AND": TEMPLATES["and"][0]}
+    for fraction in (0.0, 1.0, 0.5):
+        splits = pd.concat([compose(op, cands, simple, kinds, None, prompt, settings(), [form],
+                                    "m", train_fraction=fraction)["split"]
+                            for op, form in forms.items()])  # fmt: skip
+        assert splits.nunique() == 1
+    assert set(splits) == {split_of(split_key(a, "kind"), BASE_SEED, 0.5)}
+    # split by group: each group by itself; groups of one kind in two splits are no set
+    assert same_kind([a, b], split={3: "train", 8: "test"}) == []
+    for fraction in (0.3, 0.7):
+        ands = compose("AND", cands, simple, kinds, None, prompt, settings(), [forms["AND"]], "m",
+                       split_by="group", train_fraction=fraction)  # fmt: skip
+        assert dict(zip(ands["group"], ands["split"], strict=False)) == {
+            g: split_of(g, BASE_SEED, fraction) for g in (3, 8)
+        }
 
 
 def excluding(nots: pd.DataFrame) -> dict[str, list[str]]:

@@ -62,6 +62,9 @@ def evaluated(tmp_path_factory):
             return scripted_config(
                 server,
                 candidates={"n_groups": 3},
+                # the scripted groups are all of one kind ("records"): split by kind, every
+                # question would be in one split, and contrastive training needs train ones
+                split={"by": "group"},
                 models=models,
                 baselines={
                     "retriever": "tiny-st",

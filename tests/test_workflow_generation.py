@@ -46,13 +46,12 @@ def test_dataset_outputs(scripted):
     flow, _ = scripted
     all_questions = pd.read_parquet(flow.path(artifact("all_questions", corpus="tiny")))
     kept = pd.read_parquet(flow.path(artifact("dataset", corpus="tiny")))
-    # Each group gives AND and NOT, up to generation.per_group (3) questions of each; its two
-    # groups are of one kind (and split): one set for OR, whose questions (up to 3 for each
-    # group) belong to the first
+    # Each group gives AND, OR and NOT, up to generation.per_group (3) questions of each; its
+    # two groups are of one kind: one set (one split), the second pairs its sorts with the
+    # first's too
     per_cell = all_questions.groupby(["group", "type"]).size()
-    assert len(per_cell) == 5 and per_cell.le(3).all(), per_cell  # 2 x AND/NOT, OR of the set
-    ors = all_questions[all_questions["type"] == "OR"]
-    assert set(ors["group"]) == {0} and ors["qid"].str.startswith("or-00000-x").all()
+    assert len(per_cell) == 6 and per_cell.le(3).all(), per_cell
+    assert all_questions["split"].nunique() == 1
     assert set(kept["qid"]) == set(all_questions.loc[all_questions["kept"], "qid"])
     assert kept["model"].eq("scripted").all() and kept["source"].eq("llm").all()
     table = pd.read_csv(flow.path(artifact("table1_csv", corpus="tiny"))).set_index("type")
@@ -349,6 +348,8 @@ def test_end_to_end_on_the_embedded_model(workflow):
             # the 135M model's judgements are near chance: keep what it does not refuse, so
             # that the decomposition has questions to work on
             filter={"mode": "default", "threshold": 0.01, "membership_threshold": 0.01},
+            # the one group's kind in the test split, which the decomposition reads
+            split={"train_fraction": 0.0},
         )
     )
     # Generation, filtering and the decomposition on the real model; not the evaluation.

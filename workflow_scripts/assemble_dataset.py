@@ -11,6 +11,4 @@ with script_context(snakemake):
         all_out=snakemake.output.all,
         kept_out=snakemake.output.kept,
         mode=snakemake.params.mode,
-        train_fraction=snakemake.params.train_fraction,
-        seed=snakemake.params.seed,
     )

@@ -17,5 +17,6 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         place_forms=snakemake.params.place_forms,
         settings=GenerationSettings.from_config(snakemake.params.generation, snakemake.params.seed),
         shard=job_shard(snakemake),
-        train_fraction=snakemake.params.train_fraction,
+        split_by=snakemake.params.split["by"],
+        train_fraction=snakemake.params.split["train_fraction"],
     )

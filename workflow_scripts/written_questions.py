@@ -7,6 +7,4 @@ with script_context(snakemake):
     written_step(
         list(snakemake.input.questions),
         snakemake.output[0],
-        train_fraction=snakemake.params.train_fraction,
-        seed=snakemake.params.seed,
     )

@@ -172,8 +172,9 @@ def _no_train_questions(questions: pd.DataFrame, subset: str, path: PathLike) ->
     train = questions[questions["split"] == "train"]
     if train.empty:
         found = (
-            f"none of its {len(questions)} questions is in the train split (split."
-            "train_fraction assigns whole groups)"
+            f"none of its {len(questions)} questions is in the train split (split.by: kind "
+            "puts every group of one kind in one split: a corpus of few kinds may want "
+            "split.by: group, or another split.train_fraction)"
         )
     else:
         found = f"none of its {len(train)} train questions is {subset.upper()}"

@@ -11,9 +11,9 @@ on a group's kind and its members' simple questions ("Which <kind> <predicate>?"
   "or" ("Which festival begins the Ten Days of Repentance or is celebrated in Kartika?"), or
   two members named side by side with one thing asked of each ("What is Diwali or Easter
   known for?"), read as two questions to annotators. Groups of one kind (three groups of
-  "poets", in one split) are one set for OR: a sort of one group pairs with a sort of another
-  ("What are some American or Chinese poets?"), and every question is labelled from all of
-  them (asked per group, "Chinese or French poets" would be asked twice, each labelled from
+  "poets") are one set for OR: a group pairs its sorts with those of the groups of its kind
+  before it ("What are some American or Chinese poets?"), and every question is labelled
+  from all of them (asked per group alone, "Chinese or French poets" would be labelled from
   one group only).
 - NOT: the disjunctive question with an exclusion: "Which <kind> are there besides
   <subject>?" (forms vary). Negative: the excluded member; positives: the other members (of
@@ -24,19 +24,20 @@ drawn with the group's seed; with compose mode llm the LLM rewrites it (checked 
 output: it must keep what the construction says, and not name an answer), and the form stays
 the fallback.
 
-Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number; an OR of a
-set of groups "or-00012-x0", numbered in its first group), type, group (a set's first),
+Artifact questions/{and,or,not}.parquet: qid ("and-00012-0": type, group, number), type, group,
 cluster, QUESTION_COLUMNS, operator, operand_qids and operand_texts (the recorded Boolean
 expression: AND disjunctive and the positive's simple question; OR the kind question of each
 sort, "disj-00012/Hindu": "What are some Hindu festivals?"; NOT disjunctive and the excluded
-member's simple question), positives, negatives (list<string> of pids). A group that gives no
-question of a type has one dropped row saying why. Random choices use a generator seeded by
-(seed, group, operator), so they are stable as the run grows (an OR of a set: by its groups,
-so a new group of the kind draws the set's pairs anew).
+member's simple question), positives, negatives (list<string> of pids), split (every group of
+one kind in one). A group that gives no question of a type has one dropped row saying why.
+Random choices use a generator seeded by (seed, group, operator), and a group reads only the
+groups of its kind before it, so what is asked is stable as the run grows (a later group of
+the kind widens the labels only).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -70,9 +71,10 @@ _LIST = pa.list_(pa.string())
 COMPOSED_SCHEMA = pa.schema(
     [("qid", pa.string()), ("type", pa.string()), ("group", pa.int64()), ("cluster", pa.int64()),
      *QUESTION_FIELDS, ("operator", pa.string()), ("operand_qids", _LIST),
-     ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST)]
+     ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST),
+     ("split", pa.string())]
 )  # fmt: skip
-_OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3, "OR place": 4, "OR set": 5, "OR set place": 6}
+_OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3, "OR place": 4}
 SLOT_STRIDE = 1000  # a slot in a set of groups (`merged`): the group's index times this + slot
 KEEP_SHARE = 0.5  # of a predicate's content words an LLM rewrite must keep
 
@@ -198,9 +200,8 @@ def _ok(row) -> bool:
     return row is not None and row["status"] != "dropped"
 
 
-def _rng(seed: int, group: int | tuple[int, ...], operator: str) -> np.random.Generator:
-    groups = list(group) if isinstance(group, tuple) else [group]
-    return np.random.default_rng([seed, *groups, _OPERATOR_CODE[operator]])
+def _rng(seed: int, group: int, operator: str) -> np.random.Generator:
+    return np.random.default_rng([seed, group, _OPERATOR_CODE[operator]])
 
 
 def _form(forms: list[str], rng: np.random.Generator) -> str:
@@ -242,7 +243,11 @@ def plan_and(g: Group, forms: list[str], settings: GenerationSettings) -> list[P
 
 
 def plan_or(
-    g: Group, forms: list[str], settings: GenerationSettings, place_forms: list[str] = ()
+    g: Group,
+    forms: list[str],
+    settings: GenerationSettings,
+    place_forms: list[str] = (),
+    kin: list[Group] = (),
 ) -> list[Plan]:
     """OR: "or" widens the kind over two of its members' sorts, "What are some Hindu or
     Christian festivals?" (two values of one attribute at the same level, as a person asks;
@@ -263,19 +268,22 @@ def plan_or(
     North America or in Africa?"; the operands' sorts are "in North America", ...): a place
     is checked against the passage's first sentence, a sort is any word or two the LLM chose
     ("vast or rugged mountains").
-    `g` may be a set of groups of one kind (`merged`): its pairs and labels span the set, up
-    to `per_group` (OR) questions for each of its groups, numbered in its first
-    ("or-00003-x0")."""
+    `kin`: the groups of `g`'s kind (`same_kind`, by number, `g` among them). Their sorts
+    pair across groups ("What are some American or Chinese poets?"), each pair asked by the
+    first group that has both of its values: `g` pairs its own sorts with its own and with
+    those of the groups before it, so what a group asks does not change as later groups of the
+    kind join. Every question is labelled from all of them (asked per group alone, "Chinese
+    or French poets" would be labelled from one group only)."""
     if reason := g.no_set():
         return _none("OR", g, reason)
-    if g.origin:  # a set of groups: numbered in its first, drawn by all
-        key = tuple(sorted(set(g.origin.values())))
-        plans, reason = _or_plans(g, forms, settings, place_forms, f"or-{g.group:05d}-x",
-                                  settings.cap("OR") * len(key), key,
-                                  ("OR set", "OR set place"))  # fmt: skip
-    else:
-        plans, reason = _or_plans(g, forms, settings, place_forms, f"or-{g.group:05d}-",
-                                  settings.cap("OR"), g.group, ("OR", "OR place"))  # fmt: skip
+    view, whole, before = g, g, None
+    if kin:
+        earlier = [k for k in kin if k.group < g.group]
+        later = [k for k in kin if k.group > g.group]
+        view = merged([g, *earlier]) if earlier else g
+        whole = merged([g, *earlier, *later])
+        before = merged(earlier) if earlier else None
+    plans, reason = _or_plans(view, whole, before, forms, settings, place_forms)
     return plans or _none("OR", g, reason)
 
 
@@ -298,55 +306,82 @@ def merged(groups: list[Group]) -> Group:
                  simple, origin)  # fmt: skip
 
 
-def same_kind(groups: list[Group], split=None, sorted_only: bool = False) -> list[list[Group]]:
+def same_kind(
+    groups: list[Group], split: dict[int, str] | None = None, sorted_only: bool = False
+) -> list[list[Group]]:
     """The sets of two or more groups (by number) whose kinds are the same words ("poets"),
     each group with a set of members (`sorted_only`: and a sort or place named); with `split`
     (group -> its split), of one split only: a question's labelled passages stay within its
-    split."""
+    split (split by kind, every group of a kind is in one)."""
     sets: dict[tuple, list[Group]] = {}
     for g in sorted(groups, key=lambda g: g.group):
         named = not sorted_only or any([*g.sorts().values(), *g.places().values()])
         if g.no_set() is None and named:
-            key = (g.kind["kind"].casefold().strip(), split(g.group) if split else None)
+            key = (split_key(g, "kind"), split[g.group] if split else None)
             sets.setdefault(key, []).append(g)
     return [together for together in sets.values() if len(together) > 1]
 
 
+def split_key(g: Group, by: str) -> str | int:
+    """What decides a group's split (`split.by`): by kind its kind's words ("kind:poets"), so
+    that every group of one kind, and a question labelled from all of them, is in one split;
+    by group, or for a group without a kind, its number."""
+    return f"kind:{g.kind['kind'].casefold().strip()}" if by == "kind" and g.kind else g.group
+
+
+def split_of(key: str | int, seed: int, train_fraction: float) -> str:
+    """'train' or 'test' of a split key, stable as the run grows (a new group of a kind joins
+    its kind's split)."""
+    digest = hashlib.sha256(f"{seed}|split|{key}".encode()).digest()
+    return "train" if int.from_bytes(digest[:8], "big") / 2**64 < train_fraction else "test"
+
+
 def _or_plans(
-    g: Group, forms: list[str], settings: GenerationSettings, place_forms: list[str],
-    prefix_qid: str, limit: int, key, operators: tuple[str, str],
+    view: Group, whole: Group, before: Group | None, forms: list[str],
+    settings: GenerationSettings, place_forms: list[str],
 ) -> tuple[list[Plan], str | None]:  # fmt: skip
-    """The OR plans of a group's (or a set's) sort and place pairs, up to `limit`, drawn with
-    generators seeded by `key` and `operators` (sorts, places); also why there is none."""
-    rng = _rng(settings.seed, key, operators[0])
-    subjects = tuple(g.subject(s) for s in g.members if g.subject(s))
-    by_sort, sorts, sort_pairs, reason = _or_pairs(g.sorts(), subjects, _comparable)
-    # (pair, members by value, values as written, forms, operand prefix, generator)
-    choices = [(sort_pairs[int(i)], by_sort, sorts, forms, "", rng)
-               for i in rng.permutation(len(sort_pairs))]  # fmt: skip
-    if place_forms:
-        by_place, places, place_pairs, _ = _or_pairs(g.places(), subjects, _distinct_places)
-        place_rng = _rng(settings.seed, key, operators[1])
-        choices = [(place_pairs[int(i)], by_place, places, place_forms, PLACE_SORT, place_rng)
-                   for i in place_rng.permutation(len(place_pairs))] + choices  # fmt: skip
+    """The OR plans of a group's sort and place pairs, up to `per_group`, drawn with generators
+    seeded by its number: pairs of `view` (the group, or it merged with the groups of its kind
+    before it; `before`: those, whose pairs they ask), labelled from `whole` (every group of
+    its kind). Also why there is none."""
+    subjects = tuple(whole.subject(s) for s in whole.members if whole.subject(s))
+    kinds = [(Group.sorts, _comparable, forms, "", "OR")]
+    if place_forms:  # two places first
+        kinds.insert(0, (Group.places, _distinct_places, place_forms, PLACE_SORT, "OR place"))
+    choices, reason = [], None
+    for values, comparable, templates, prefix, operator in kinds:
+        in_view, written, pairs, why = _or_pairs(values(view), subjects, comparable)
+        if before is not None:
+            asked = set(_or_pairs(values(before), subjects, comparable)[0])
+            pairs = [p for p in pairs if not set(p) <= asked]
+            why = why or (None if pairs else "pairs_asked_by_an_earlier_group")
+        labels = _or_pairs(values(whole), subjects, comparable)[0]
+        rng = _rng(settings.seed, view.group, operator)
+        # (pair, members by value: of the view, of the whole; values as written, forms,
+        # operand prefix, generator)
+        choices += [(pairs[int(i)], in_view, labels, written, templates, prefix, rng)
+                    for i in rng.permutation(len(pairs))]  # fmt: skip
+        reason = why  # the sorts' (the last kind)
     plans = []
-    for k, ((a, b), by_value, written, templates, prefix, draw) in enumerate(choices[:limit]):
+    for k, ((a, b), in_view, labels, written, templates, prefix, draw) in enumerate(
+        choices[: settings.cap("OR")]
+    ):
         first, second = written[a], written[b]
-        chosen = set(by_value[a]) | set(by_value[b])
+        chosen = set(labels.get(a, [])) | set(labels.get(b, []))
         asked = stems(first) | stems(second)
         exclusive = prefix == PLACE_SORT or _proper(first)
         plans.append(
             Plan(
-                f"{prefix_qid}{k}", "OR", g.group, g.cluster,
-                positives=[g.pid(s) for s in g.members if s in chosen],
-                negatives=[g.pid(s) for value, slots in by_value.items()
+                f"or-{view.group:05d}-{k}", "OR", view.group, view.cluster,
+                positives=[whole.pid(s) for s in whole.members if s in chosen],
+                negatives=[whole.pid(s) for value, slots in labels.items()
                            if value not in (a, b) and not stems(value) & asked
-                           for s in slots if not g.names_either(s, first, second)]
+                           for s in slots if not whole.names_either(s, first, second)]
                           if exclusive else [],
-                operand_qids=[sort_qid(g.home(by_value[a][0]), prefix + first),
-                              sort_qid(g.home(by_value[b][0]), prefix + second)],
-                operand_texts=[g.of_sort(prefix + first), g.of_sort(prefix + second)],
-                draft=_form(templates, draw).format(kind=g.kind["kind"], first=first,
+                operand_qids=[sort_qid(view.home(in_view[a][0]), prefix + first),
+                              sort_qid(view.home(in_view[b][0]), prefix + second)],
+                operand_texts=[view.of_sort(prefix + first), view.of_sort(prefix + second)],
+                draft=_form(templates, draw).format(kind=view.kind["kind"], first=first,
                                                     second=second),
                 answers=subjects,  # the question names none of its answers
                 checks=(_names(first, "drops_an_alternative"),
@@ -479,12 +514,14 @@ def _prompt_values(plan: Plan, g: Group, settings: GenerationSettings) -> dict[s
     return {
         "draft": plan.draft,
         "question": g.kind["question"],
-        # the group's own (a NOT question's positives from the other groups of its set are
-        # of its kind too: the prompt shows the passages the question was built on)
+        # the group's own labels: those from the other groups of its kind are of the kind
+        # too, and a prompt that showed them would change (and be paid again) as groups join
         "positive_paragraphs": "\n\n".join(
             f"[positive] {texts[p]}" for p in plan.positives if p in texts
         ),
-        "negative_paragraphs": "\n\n".join(f"[negative] {texts[p]}" for p in plan.negatives),
+        "negative_paragraphs": "\n\n".join(
+            f"[negative] {texts[p]}" for p in plan.negatives if p in texts
+        ),
         "expression": f'"{first}" {plan.type} "{second}"',
         "first": first or "",
         "second": second or "",
@@ -504,13 +541,15 @@ def compose(
     model: str,
     place_forms: list[str] = (),
     planned: set[int] | None = None,
-    split=None,
+    split_by: str = "kind",
+    train_fraction: float = 0.5,
 ) -> pd.DataFrame:
     """The `operator` questions of the groups `planned` (None: every group of `candidates`),
-    with labels: the template's question, or (compose mode llm) the LLM's rewrite of it (OR:
-    `place_forms` for two places before two sorts). Groups of one kind, and with `split`
-    (group -> its split) of one split, are one set: its OR questions are planned with its
-    first group, a NOT question's positives are the members of all of them."""
+    with labels and split (`train_fraction` of the kinds or groups train, `split_by`,
+    `split_key`): the template's question, or (compose mode llm) the LLM's rewrite of it (OR:
+    `place_forms` for two places before two sorts). Groups of one kind in one split are one
+    set: a group's OR questions pair its sorts with those of the set's groups before it and
+    are labelled from all of them, a NOT question's positives are the members of all."""
     simple_by_group: dict[int, dict[int, dict]] = {}
     for row in simple.to_dict("records"):
         simple_by_group.setdefault(int(row["group"]), {})[int(row["slot"])] = row
@@ -521,12 +560,13 @@ def compose(
         for group, cands in candidates.groupby("group", sort=True)
     ]  # fmt: skip
     wanted = {g.group for g in groups} if planned is None else set(planned)
+    split = {g.group: split_of(split_key(g, split_by), settings.seed, train_fraction)
+             for g in groups}  # fmt: skip
+    kin: dict[int, list[Group]] = {}  # OR: the groups of its kind (`plan_or`)
     others: dict[int, list[tuple]] = {}  # NOT: the members of the other groups of its set
-    if operator == "OR":  # groups of one kind are one set, asked once (`plan_or`)
-        sets = same_kind(groups, split, sorted_only=True)
-        in_sets = {g.group for together in sets for g in together}
-        groups = [g for g in groups if g.group not in in_sets]
-        groups = sorted(groups + [merged(together) for together in sets], key=lambda g: g.group)
+    if operator == "OR":
+        for together in same_kind(groups, split, sorted_only=True):
+            kin |= dict.fromkeys((g.group for g in together), together)
     elif operator == "NOT":
         for together in same_kind(groups, split):
             for g in together:
@@ -536,7 +576,7 @@ def compose(
     for g in groups:
         if g.group in wanted:
             if operator == "OR":
-                plans = plan_or(g, forms, settings, place_forms)
+                plans = plan_or(g, forms, settings, place_forms, kin.get(g.group, []))
             elif operator == "NOT":
                 plans = plan_not(g, forms, settings, others.get(g.group, []))
             else:
@@ -567,7 +607,8 @@ def compose(
             {"qid": plan.qid, "type": plan.type, "group": plan.group, "cluster": plan.cluster,
              **outcome_columns(outcome, prompt, model), "operator": plan.type,
              "operand_qids": plan.operand_qids, "operand_texts": plan.operand_texts,
-             "positives": plan.positives, "negatives": plan.negatives}
+             "positives": plan.positives, "negatives": plan.negatives,
+             "split": split[plan.group]}
         )  # fmt: skip
     return pd.DataFrame(rows, columns=COMPOSED_SCHEMA.names)
 

@@ -16,7 +16,6 @@ Artifacts:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections import Counter
@@ -61,15 +60,9 @@ for _name, _type in (
     ALL_SCHEMA = ALL_SCHEMA.append(pa.field(_name, _type))
 
 
-def split_of(group: int, seed: int, train_fraction: float) -> str:
-    """'train' or 'test', fixed per group (stable as the run grows)."""
-    digest = hashlib.sha256(f"{seed}|split|{group}".encode()).digest()
-    return "train" if int.from_bytes(digest[:8], "big") / 2**64 < train_fraction else "test"
-
-
-def written(composed: pd.DataFrame, train_fraction: float, seed: int) -> pd.DataFrame:
+def written(composed: pd.DataFrame) -> pd.DataFrame:
     """The composed questions that were written, in DATASET_COLUMNS (no pooled labels yet),
-    with their split."""
+    with the split composition gave them."""
     table = composed[composed["status"] != "dropped"].copy()
     if table.empty:
         reasons = dict(Counter(composed["reason"].dropna()))
@@ -78,7 +71,6 @@ def written(composed: pd.DataFrame, train_fraction: float, seed: int) -> pd.Data
             f"(reasons: {reasons}); see questions/disjunctive.parquet and simple.parquet, or "
             "raise candidates.n_groups"
         )
-    table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
     table["pooled_positives"] = [[] for _ in range(len(table))]
     table["pooled_negatives"] = [[] for _ in range(len(table))]
     return table.sort_values(["group", "type", "qid"], key=_type_order)[DATASET_COLUMNS]
@@ -94,14 +86,11 @@ def assemble(
     answers: pd.DataFrame,
     pooled: pd.DataFrame,
     mode: str,
-    train_fraction: float,
-    seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(all questions with verdicts and reasons, the kept ones), with the pooled passages the
     judge found relevant (pooled_positives) or not (pooled_negatives); a pooled passage whose
     judgement failed stays unjudged."""
     table = questions.merge(verdicts(answers), on="qid", how="left")
-    table["split"] = [split_of(g, seed, train_fraction) for g in table["group"]]
     # Labelled passages the judge read as outside the kind leave the group labels judged not
     # relevant; AND negatives it read as meeting the constraint too leave them unjudged.
     outside = answers[outside_kind(answers)].groupby("qid")["pid"].agg(set)

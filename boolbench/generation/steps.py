@@ -3,7 +3,6 @@ Workflow scripts call these; tests call them without Snakemake."""
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -110,18 +109,16 @@ def compose_step(
     settings: GenerationSettings,
     shard: Shard = WHOLE,
     place_forms: list[str] | None = None,
-    train_fraction: float | None = None,
+    split_by: str = "kind",
+    train_fraction: float = 0.5,
 ) -> None:
     """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
     `place_forms`) and rewritten by the LLM in compose mode llm. Every group is read: groups
-    of one kind are one set (`compose.same_kind`), whose OR questions belong to the shard of
-    its first group and whose members are every NOT question's positives; with
-    `train_fraction`, a set joins groups of one split only."""
+    of one kind are one set (`compose.same_kind`), whose members label every OR question of
+    its groups and are every NOT question's positives. `train_fraction`
+    of the kinds (`split_by` kind: every group of one kind in one split) or of the groups
+    are in the train split."""
     cands = pd.read_parquet(candidates)
-    split = None
-    if train_fraction is not None:
-        split = functools.partial(dataset.split_of, seed=settings.seed,
-                                  train_fraction=train_fraction)  # fmt: skip
     table = compose.compose(
         operator.upper(),
         cands,
@@ -134,16 +131,17 @@ def compose_step(
         llm.model_name,
         place_forms or (),
         planned=set(in_shard(cands, shard)["group"].astype(int)),
-        split=split,
+        split_by=split_by,
+        train_fraction=train_fraction,
     )
     _write(table, compose.COMPOSED_SCHEMA, out)
 
 
-def written_step(questions: list[PathLike], out: PathLike, train_fraction: float, seed: int):
+def written_step(questions: list[PathLike], out: PathLike):
     """questions/written.parquet: every composed question that was written, in the dataset's
     columns, with its split (what the models search before the judge decides)."""
     composed = pd.concat([pd.read_parquet(p) for p in questions], ignore_index=True)
-    written = dataset.written(composed, train_fraction, seed)
+    written = dataset.written(composed)
     write_table_atomic(dataset.dataset_table(written), out)
 
 
@@ -214,14 +212,12 @@ def assemble_step(
     all_out: PathLike,
     kept_out: PathLike,
     mode: str,
-    train_fraction: float,
-    seed: int,
 ) -> None:
     """The dataset: every composed question with its verdicts, and the kept ones with their
     pooled labels."""
     composed = pd.concat([pd.read_parquet(p) for p in questions], ignore_index=True)
     all_questions, kept = dataset.assemble(
-        composed, pd.read_parquet(answers), pd.read_parquet(pooled), mode, train_fraction, seed
+        composed, pd.read_parquet(answers), pd.read_parquet(pooled), mode
     )
     dataset.write_dataset(all_questions, kept, all_out, kept_out)
 
