@@ -115,9 +115,9 @@ def compose_step(
     """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
     `place_forms`) and rewritten by the LLM in compose mode llm. Every group is read: groups
     of one kind are one set (`compose.same_kind`), whose members label every OR question of
-    its groups and are every NOT question's positives. `train_fraction`
-    of the kinds (`split_by` kind: every group of one kind in one split) or of the groups
-    are in the train split."""
+    its groups and are every NOT question's positives. `train_fraction` of the kinds
+    (`split_by` kind: every group of one kind in one split) or of the groups are in the train
+    split."""
     cands = pd.read_parquet(candidates)
     table = compose.compose(
         operator.upper(),
