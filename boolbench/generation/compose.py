@@ -317,7 +317,7 @@ def same_kind(
     for g in sorted(groups, key=lambda g: g.group):
         named = not sorted_only or any([*g.sorts().values(), *g.places().values()])
         if g.no_set() is None and named:
-            key = (split_key(g, "kind"), split[g.group] if split else None)
+            key = (_kind_words(g), split[g.group] if split else None)
             sets.setdefault(key, []).append(g)
     return [together for together in sets.values() if len(together) > 1]
 
@@ -326,7 +326,12 @@ def split_key(g: Group, by: str) -> str | int:
     """What decides a group's split (`split.by`): by kind its kind's words ("kind:poets"), so
     that every group of one kind, and a question labelled from all of them, is in one split;
     by group, or for a group without a kind, its number."""
-    return f"kind:{g.kind['kind'].casefold().strip()}" if by == "kind" and g.kind else g.group
+    return f"kind:{_kind_words(g)}" if by == "kind" and g.kind else g.group
+
+
+def _kind_words(g: Group) -> str:
+    """A group's kind as words that groups of one kind share ("Poets " and "poets")."""
+    return g.kind["kind"].casefold().strip()
 
 
 def split_of(key: str | int, seed: int, train_fraction: float) -> str:
