@@ -39,6 +39,8 @@ ATOMIC_PARAMS = {
     "place_prompt": lambda wc: (
         prompt_params("place") if wc.kind == "disjunctive" else None
     ),
+    # grouping: document: each window's story and its paragraphs' aspects, not a kind
+    "story": story_params,
 }
 COMPOSE_PARAMS = {
     "llm": lambda wc: llm_params(wc.operator),
@@ -46,6 +48,8 @@ COMPOSE_PARAMS = {
     "prompt": lambda wc: prompt_params(wc.operator),
     "forms": lambda wc: TEMPLATES[wc.operator],
     "place_forms": lambda wc: TEMPLATES["or_place"] if wc.operator == "or" else None,
+    # story groups (grouping: document): OR and NOT over a story's aspects
+    "story_forms": lambda wc: TEMPLATES.get(f"story_{wc.operator}"),
     "generation": GENERATION_PARAMS,
     # the split is decided here (before split.by, results were split by group: they rerun)
     "split": {
@@ -63,6 +67,7 @@ ANSWER_PARAMS = {
     "pooling": lambda wc: pooling_params(wc.corpus),
     "membership": lambda wc: TEMPLATES["membership"],  # a function: its braces stay
     "named": lambda wc: TEMPLATES["named"],
+    "about": lambda wc: TEMPLATES["about"],
 }
 
 

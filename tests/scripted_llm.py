@@ -20,6 +20,10 @@ responder knows the step from the prompt's first field and writes predictable an
   ("... of the records in Norland?") only when it says it is in one; asked of a
   name ("Is Alpha a record?"), yes unless the name starts with "Odd", "Mute" or "Stray" (a
   passage read as of the kind whose subject is not).
+- Story groups: TOPIC is "the <last word of four letters or more in every paragraph>"
+  ("the storm"; "the" alone where there is none); ASPECT the paragraph's keyword; STORY
+  "What about <topic> concerns <aspect>?"; JUDGE of "Is this paragraph about <topic>?" is yes
+  when the paragraph has the topic's last word.
 - SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
   first: "Apart from X, which ...?").
 - The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
@@ -48,6 +52,9 @@ TEST_PROMPTS = {
     "place": {"system": "S", "template": "PLACE|{kind_singular}|{subject}|{paragraph}"},
     "simple": {"system": "Q", "template": "SIMPLE|{kind_singular}|{subject}|{paragraph}"},
     "subject": {"system": "N", "template": "SUBJECT|{paragraph}"},
+    "topic": {"system": "N", "template": "TOPIC|{items}"},
+    "aspect": {"system": "N", "template": "ASPECT|{topic}|{paragraph}"},
+    "story": {"system": "Q", "template": "STORY|{topic}|{aspect}|{paragraph}"},
     "and": {"system": "Q", "template": "AND|{draft}"},
     "or": {"system": "Q", "template": "OR|{draft}"},
     "not": {"system": "Q", "template": "NOT|{draft}"},
@@ -60,6 +67,7 @@ TEST_PROMPTS = {
 }
 KIND = "records"
 MEMBERSHIP = "Is this paragraph about one of the"
+ABOUT = "Is this paragraph about "
 NAMED = re.compile(r"^Is (?P<subject>.+) an? \w+\?$")
 BASE_SEED = 13
 
@@ -115,6 +123,15 @@ def respond(body: dict) -> str:
         return yes_no(AUDIT[step](*fields))
     if step == "SUBJECT":
         return keyword(fields[0])
+    if step == "TOPIC":
+        items = [set(re.findall(r"[a-z]{4,}", line.lower())) for line in fields[0].splitlines()]
+        common = [w for w in re.findall(r"[a-z]{4,}", fields[0].splitlines()[0].lower())
+                  if all(w in item for item in items)]  # fmt: skip
+        return f"the {common[-1]}" if common else "the"
+    if step == "ASPECT":
+        return keyword(fields[1])
+    if step == "STORY":
+        return f"What about {fields[0]} concerns {fields[1]}?"
     if step == "DECOMPOSE":
         return json.dumps(decomposition(fields[0]))
     return "?"
@@ -161,6 +178,8 @@ def answers(question: str, paragraph: str) -> bool:
     if question.startswith(MEMBERSHIP):  # "... the records?", "... the Nordic or Celtic records?"
         sorts = set(question[len(MEMBERSHIP) :].strip(" ?").split()[:-1]) - {"or", "the"}
         return not word.startswith(("Odd", "Mute")) and (not sorts or sort_of(paragraph) in sorts)
+    if question.startswith(ABOUT):  # a story's topic: "Is this paragraph about the storm?"
+        return question.rstrip("?").split()[-1].lower() in paragraph.lower()
     named = NAMED.match(question)
     if named:  # "Is Alpha a record?"
         return not named["subject"].startswith(("Odd", "Mute", "Stray"))

@@ -41,6 +41,7 @@ from boolbench.generation.questions import (
     with_subjects,
 )
 from boolbench.generation.steps import judge_step, written_step
+from boolbench.generation.stories import parse_aspect, parse_topic, story_kinds, story_questions
 from boolbench.generation.validation import check_question
 from boolbench.io import write_table_atomic
 from boolbench.llm.client import ChatResult
@@ -1612,3 +1613,105 @@ def test_place_replies_may_run_longer_than_sorts(llm, monkeypatch):
     limits = {r.id.split("|")[0]: r.max_tokens for r in sent}
     assert limits == {"places": PLACE_MAX_TOKENS, "sorts": SORT_MAX_TOKENS}
     assert PLACE_MAX_TOKENS >= 20 > SORT_MAX_TOKENS
+
+
+# ---------------------------------------------------------------------------------------------
+# Story groups (grouping: document): a window of one document's paragraphs
+
+
+STORY = [
+    ["Harbour walls fell in the storm at Norland.", "Ferries stopped during the storm at Norland.",
+     "Schools closed after the storm at Norland.", "Mayors met about the storm; Ferries again."],
+]  # fmt: skip
+
+
+def story_all(llm, cands, gen=None):
+    """(kinds, simple, {operator: composed}) of story groups."""
+    gen = gen or settings()
+    kinds = story_kinds(cands, llm, prompt("topic"), prompt("aspect"), gen,
+                        TEMPLATES["story_disjunctive"], "m")  # fmt: skip
+    simple = story_questions(cands, kinds, llm, prompt("story"), gen, "m")
+    composed = {op: compose(op, cands, simple, kinds, llm, compose_prompt(op, "template"), gen,
+                            TEMPLATES[op.lower()], "m",
+                            story_forms=TEMPLATES.get(f"story_{op.lower()}", ()))
+                for op in ("AND", "OR", "NOT")}  # fmt: skip
+    return kinds, simple, composed
+
+
+def test_a_story_asks_about_its_paragraphs_aspects(llm):
+    cands = candidates(STORY)
+    cands["title"] = "Storm hits Norland"  # one page: its title names no paragraph
+    kinds, simple, composed = story_all(llm, cands)
+    kind = kinds.iloc[0]
+    assert (kind["kind"], kind["construction"], kind["question"]) == (
+        "the storm", "story", "What is known about the storm?")  # fmt: skip
+    # "Ferries" is written in the Mayors paragraph too: it tells no paragraph apart
+    assert list(kind["members"]) == [0, 2, 3]
+    assert list(kind["subjects"]) == ["Harbour", "Schools", "Mayors"]
+    assert simple.loc[0, "question"] == "What about the storm concerns Harbour?"
+    assert simple.loc[1, "reason"] == "not_a_member"
+    pid = dict(zip(cands["slot"], cands["pid"], strict=True))
+    ands = composed["AND"].set_index("qid")
+    assert ands.loc["and-00000-0", "question"] in set(simple["question"])
+    for row in ands.itertuples():  # one member's question; the other members are negatives
+        assert len(row.positives) == 1 and len(row.negatives) == 2
+    ors = composed["OR"]
+    assert len(ors) == 3 and ors["question"].str.contains(" or ").all()
+    first = ors.iloc[0]
+    assert len(first["positives"]) == 2 and len(first["negatives"]) == 1
+    assert list(first["operand_qids"])[0].startswith("simple-")
+    nots = composed["NOT"]
+    assert len(nots) == 3
+    excluded = nots.iloc[0]
+    assert list(excluded["negatives"]) in ([pid[0]], [pid[2]], [pid[3]])
+    assert len(excluded["positives"]) == 2 and pid[1] not in excluded["positives"]
+    assert "the storm" in excluded["question"]
+    # Story groups form no sets and split by topic
+    assert composed["NOT"]["split"].nunique() == 1
+
+    # The judge reads a labelled passage as about the story, and (AND, OR) of the aspects
+    # asked for; every positive passes, no negative does.
+    questions = pd.concat(composed.values(), ignore_index=True)
+    written = questions[questions["status"] != "dropped"]
+    reads = Reads(dict(zip(cands["pid"], cands["text"], strict=True)),
+                  dict(zip(cands["pid"], cands["title"], strict=True)), MEMBERSHIP_TEMPLATE,
+                  answerer(), LEAD_WORDS, about=TEMPLATES["about"])  # fmt: skip
+    answers, _ = filter_and_check(written, simple, kinds, cands, llm, prompt("judge"),
+                                  answerer(), reads)  # fmt: skip
+    assert answers["answered"].tolist() == (answers["role"] == "positive").tolist()
+    assert verdicts(answers)["passes_strict"].all()
+
+    # Pooled passages: another paragraph about the storm answers NOT (not of the excluded
+    # aspect) and no AND; one about something else answers nothing.
+    texts = {"x-storm": "Power failed in the storm at Norland.", "x-other": "Prices rose."}
+    reads.texts |= texts
+    reads.titles |= dict.fromkeys(texts)
+    pooled = pd.DataFrame([(q, p, 1) for q in written["qid"] for p in texts],
+                          columns=["qid", "pid", "rank"])  # fmt: skip
+    judged = judge_pools(written, pooled, construction(simple, kinds, cands), reads, llm,
+                         prompt("judge"), answerer())  # fmt: skip
+    relevant = judged.groupby(["type", "pid"])["relevant"].agg(lambda v: set(v.tolist()))
+    assert relevant[("NOT", "x-storm")] == {True} and relevant[("NOT", "x-other")] == {False}
+    assert relevant[("AND", "x-storm")] == {False} and relevant[("OR", "x-storm")] == {False}
+    assert (judged["method"] == "story").all()
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [("The storm", ("the storm", None)), ("Harbour walls", (None, "topic_of_one_passage")),
+     ("the article", (None, "vague_topic")), ("a typhoon", (None, "not_in_the_passages")),
+     ("What happened?", (None, "not_a_topic"))],
+)  # fmt: skip
+def test_a_topic_is_what_the_paragraphs_write(reply, expected):
+    assert parse_topic(reply, STORY[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("slot", "reply", "expected"),
+    [(0, "harbour walls", ("Harbour walls", None)), (1, "Ferries", (None, "in_another_passage")),
+     (0, "the storm", (None, "the_topic")), (0, "sea walls", (None, "not_in_the_passage")),
+     (0, "walls fell in the storm at", (None, "not_an_aspect"))],
+)  # fmt: skip
+def test_an_aspect_is_its_paragraphs_own(slot, reply, expected):
+    others = [t for i, t in enumerate(STORY[0]) if i != slot]
+    assert parse_aspect(reply, STORY[0][slot], others, "the storm") == expected

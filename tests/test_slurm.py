@@ -55,7 +55,7 @@ REMOTE_RULES = {"ingest": 1, "group_by_document": 1, "sample_candidates": 1, "at
 
 def corpus_for(workflow) -> dict:
     """20 passages, 4 pages, in a DPR TSV file in the workflow's folder; each passage of a page
-    is about its own thing (passages about one thing are no set's members)."""
+    tells its own aspect of the page's story (its keyword)."""
     lines = ["id\ttext\ttitle"]
     for page in range(4):
         for i in range(5):
@@ -136,7 +136,8 @@ def test_outputs_equal_a_local_run(runs):
         pd.testing.assert_frame_equal(ours, pd.read_parquet(local.path(f"results/nq/{name}")))
     questions = [pd.read_parquet(flow.path(TARGET)) for flow in (remote, local)]
     pd.testing.assert_frame_equal(*questions)
-    assert questions[0]["question"].str.startswith("Which record is coded").all()  # the server's
+    # the server's: a page's paragraphs are a story (grouping: document), each asked about
+    assert questions[0]["question"].str.startswith("What about the page concerns Item").all()
 
 
 # Partitions smaller than the node: 30 minutes, one CPU and 2000 MB per job; 30 minutes.

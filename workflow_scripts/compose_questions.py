@@ -19,4 +19,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         shard=job_shard(snakemake),
         split_by=snakemake.params.split["by"],
         train_fraction=snakemake.params.split["train_fraction"],
+        story_forms=snakemake.params.story_forms,
     )

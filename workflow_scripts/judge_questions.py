@@ -21,6 +21,7 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         pooling=PoolSettings.from_config(snakemake.params.pooling),
         membership=snakemake.params.membership,
         named=snakemake.params.named,
+        about=snakemake.params.about,
         mode=snakemake.params.mode,
         shard=job_shard(snakemake),
     )

@@ -48,6 +48,7 @@ import pyarrow as pa
 
 from boolbench.generation.grammar import as_named
 from boolbench.generation.prompts import Prompt
+from boolbench.generation.stories import is_story
 from boolbench.generation.questions import (
     PLACE_SORT,
     QUESTION_FIELDS,
@@ -135,6 +136,11 @@ class Group:
     def _listed(self) -> list[int]:
         """The members the kinds job found, in its order (that of `sorts`)."""
         return [int(s) for s in self.kind["members"]] if self.kind else []
+
+    @property
+    def story(self) -> bool:
+        """A story group (stories.py): its kind is a topic, its members' subjects aspects."""
+        return self.kind is not None and is_story(self.kind)
 
     def no_set(self) -> str | None:
         """Why the group gives no question of its kind, or None: no kind, or members that are
@@ -316,7 +322,7 @@ def same_kind(
     sets: dict[tuple, list[Group]] = {}
     for g in sorted(groups, key=lambda g: g.group):
         named = not sorted_only or any([*g.sorts().values(), *g.places().values()])
-        if g.no_set() is None and named:
+        if g.no_set() is None and named and not g.story:  # a story is its own
             key = (_kind_words(g), split[g.group] if split else None)
             sets.setdefault(key, []).append(g)
     return [together for together in sets.values() if len(together) > 1]
@@ -495,6 +501,57 @@ def plan_not(
     return plans
 
 
+def plan_story(operator: str, g: Group, forms: list[str], settings: GenerationSettings
+               ) -> list[Plan]:  # fmt: skip
+    """The questions of a story group (stories.py: its kind is the story's topic, its members
+    the paragraphs with an aspect of their own, each with a question about the topic that
+    names its aspect). AND: a member's question, the story plus its aspect ("How did the
+    drought in Kenya affect maize prices?"); negatives: the other members, of the story
+    without the aspect. OR: two aspects at one level ("What is known about maize prices or
+    cattle losses in the drought in Kenya?"); positives: the two members, negatives: the
+    others. NOT: the story without one aspect ("What is known about the drought in Kenya,
+    apart from maize prices?"); negative: that member, positives: the others. A member whose
+    question was not written is no operand (the judge reads pooled passages with it) but
+    labels the others' questions."""
+    if reason := g.no_set():
+        return _none(operator, g, reason)
+    asked = [int(s) for s in g.asked()]
+    if len(asked) < (2 if operator == "OR" else 1):
+        return _none(operator, g, "no_simple_question")
+    rng = _rng(settings.seed, g.group, operator)
+    if operator == "OR":
+        pairs = list(itertools.combinations(asked, 2))
+        choices = [pairs[int(i)] for i in rng.permutation(len(pairs))]
+    else:
+        choices = [(int(s),) for s in rng.permutation(asked)]
+    topic, disjunctive = g.kind["kind"], (disjunctive_qid(g.group), g.kind["question"])
+    plans = []
+    for k, chosen in enumerate(choices[: settings.cap(operator)]):
+        simple = [g.simple[s] for s in chosen]
+        chosen_pids = [g.pid(s) for s in chosen]
+        others = [g.pid(s) for s in g.members if s not in chosen]
+        plan = Plan(f"{operator.lower()}-{g.group:05d}-{k}", operator, g.group, g.cluster,
+                    positives=chosen_pids if operator != "NOT" else others,
+                    negatives=others if operator != "NOT" else chosen_pids,
+                    operand_qids=[disjunctive[0], simple[0]["qid"]],
+                    operand_texts=[disjunctive[1], simple[0]["question"]])  # fmt: skip
+        aspects = [g.subject(s) for s in chosen]
+        if operator == "AND":
+            plan.draft = simple[0]["question"]
+        elif operator == "OR":
+            plan.operand_qids = [row["qid"] for row in simple]
+            plan.operand_texts = [row["question"] for row in simple]
+            plan.draft = _form(forms, rng).format(topic=topic, first=aspects[0],
+                                                  second=aspects[1])  # fmt: skip
+            plan.checks = tuple(_names(a, "drops_an_alternative") for a in aspects)
+        else:
+            plan.draft = _form(forms, rng).format(topic=topic, excluded=aspects[0])
+            plan.excluded = aspects[0]
+            plan.checks = (_names(aspects[0], "drops_the_exclusion"),)
+        plans.append(plan)
+    return plans
+
+
 def _keeps(predicate: str, reason: str):
     """A rewrite must keep at least KEEP_SHARE of a predicate's content words."""
     wanted = set(content_words(predicate))
@@ -548,8 +605,10 @@ def compose(
     planned: set[int] | None = None,
     split_by: str = "kind",
     train_fraction: float = 0.5,
+    story_forms: list[str] = (),
 ) -> pd.DataFrame:
-    """The `operator` questions of the groups `planned` (None: every group of `candidates`),
+    """The `operator` questions of the groups `planned` (None: every group of `candidates`;
+    story groups with `story_forms`, `plan_story`),
     with labels and split (`train_fraction` of the kinds or groups train, `split_by`,
     `split_key`): the template's question, or (compose mode llm) the LLM's rewrite of it (OR:
     `place_forms` for two places before two sorts). Groups of one kind in one split are one
@@ -580,7 +639,9 @@ def compose(
     planned_by: list[tuple[Plan, Group]] = []
     for g in groups:
         if g.group in wanted:
-            if operator == "OR":
+            if g.story:
+                plans = plan_story(operator, g, list(story_forms), settings)
+            elif operator == "OR":
                 plans = plan_or(g, forms, settings, place_forms, kin.get(g.group, []))
             elif operator == "NOT":
                 plans = plan_not(g, forms, settings, others.get(g.group, []))

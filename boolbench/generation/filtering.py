@@ -57,6 +57,7 @@ import pyarrow as pa
 from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.grammar import as_named, with_article
 from boolbench.generation.prompts import Prompt
+from boolbench.generation.stories import is_story
 from boolbench.generation.questions import (
     shorten,
     sort_kind,
@@ -238,6 +239,10 @@ def _and(*values: bool | None) -> bool | None:
     return None if any(v is None for v in values) else True
 
 
+def _not(value: bool | None) -> bool | None:
+    return None if value is None else not value
+
+
 def _or(*values: bool | None) -> bool | None:
     """Three-valued OR: True if any is True, else None if any is unknown."""
     if any(v is True for v in values):
@@ -253,10 +258,10 @@ class Reads:
 
     def __init__(self, texts: dict[str, str], titles: dict[str, str | None],
                  membership: str, settings: AnswererSettings, lead_words: int,
-                 named: str | None = None):  # fmt: skip
+                 named: str | None = None, about: str | None = None):  # fmt: skip
         self.texts, self.titles = texts, titles
         self.membership, self.settings, self.lead_words = membership, settings, lead_words
-        self.named_template = named
+        self.named_template, self.about_template = named, about
         self.pairs: dict[tuple, Pair] = {}
         self.passages: dict[str, str] = {}
         self.verdicts: dict[tuple, dict] = {}
@@ -295,6 +300,11 @@ class Reads:
             self.pairs[key] = Pair(key, question, pid if whole else self._lead(pid),
                                    self.settings.membership_threshold)  # fmt: skip
         return key
+
+    def about(self, topic: str, pid: str) -> tuple:
+        """Is the whole passage about a story's topic ("Is this paragraph about the drought in
+        Kenya?"): a story's paragraphs do not say so in their first words."""
+        return self.read(self.about_template.format(topic=topic), pid)
 
     def _lead(self, pid: str) -> str:
         """The key of a passage's title and first words: what the passage is about."""
@@ -415,6 +425,18 @@ class Construction:
         row = self.kinds.get(int(question.group))
         return row["kind"] if row else None
 
+    def topic(self, question) -> str | None:
+        """The topic of a story group's question (stories.py), else None."""
+        row = self.kinds.get(int(question.group))
+        return row["kind"] if row and is_story(row) else None
+
+    def story_operands(self, question) -> list[dict]:
+        """The members' questions a story question is read with: AND's and NOT's member (the
+        aspect asked for or excluded), OR's two."""
+        first = 0 if question.type == "OR" else 1
+        return [s for i in range(first, len(question.operand_qids))
+                if (s := self.operand(question, i))]  # fmt: skip
+
     def kind_singular(self, question) -> str | None:
         row = self.kinds.get(int(question.group))
         return row["kind_singular"] if row else None
@@ -442,6 +464,12 @@ def _labelled_reads(question, pid: str, role: str, c: Construction, reads: Reads
     """Register what the judge reads of one labelled pair; gives the keys by name."""
     if scope == "question":
         return {"question": reads.read(question.question, pid)}
+    if topic := c.topic(question):  # the story, and (AND, OR) the aspects asked for
+        keys = {"member": reads.about(topic, pid)}
+        if question.type != "NOT":
+            for i, simple in enumerate(c.story_operands(question)):
+                keys[f"simple{i}"] = reads.read(simple["question"], pid)
+        return keys
     kind = c.kind(question)
     keys = {"member": reads.member(kind, pid)} if kind else {}
     for i, kind_of_sort in enumerate(c.or_kinds(question, reads.texts[pid])):
@@ -593,6 +621,10 @@ def judge_pools(
         scope = settings.scope[question.type.lower()]
         if scope == "question":
             plans.append((question, pid, rank, "read", [reads.read(question.question, pid)]))
+        elif topic := c.topic(question):  # about the story, and of an aspect asked for
+            keys = [reads.about(topic, pid)]
+            keys += [reads.read(s["question"], pid) for s in c.story_operands(question)]
+            plans.append((question, pid, rank, "story", keys))
         elif question.type == "NOT":
             excluded = c.operand(question, 1) or {}
             if same_subject(reads.titles.get(pid), excluded.get("subject") or ""):
@@ -620,6 +652,11 @@ def judge_pools(
     for question, pid, rank, method, keys in plans:
         verdicts = [reads.verdict(k) for k in keys]
         relevant = _or(*(reads.answered(k) for k in keys)) if keys else False
+        if method == "story":
+            about, *aspects = (reads.answered(k) for k in keys)
+            # NOT: about the story, not of the excluded aspect; AND, OR: of one asked for
+            of_aspect = _or(*aspects) if aspects else None
+            relevant = _and(about, _not(of_aspect) if question.type == "NOT" else of_aspect)
         if (question.qid, pid) in named_by:
             relevant = _and(relevant, reads.answered(named_by[(question.qid, pid)]))
         scores = [v["p_yes"] for v in verdicts if v["p_yes"] is not None]

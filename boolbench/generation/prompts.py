@@ -26,6 +26,9 @@ FIELDS = {
     "place": {"paragraph", "subject", "kind_singular"},
     "simple": {"paragraph", "title", "subject", "kind", "kind_singular"},
     "subject": {"paragraph"},
+    "topic": {"items"},
+    "aspect": {"paragraph", "topic"},
+    "story": {"paragraph", "topic", "aspect"},
     "and": {"question", "draft", "positive_paragraphs", "negative_paragraphs"},
     "or": {"expression", "first", "second", "draft"},
     "not": {"expression", "question", "excluded", "draft"},
@@ -46,6 +49,10 @@ TEMPLATE_FIELDS = {
     "or": {"kind", "first", "second"},
     "or_place": {"kind", "first", "second"},
     "not": {"kind", "excluded"},
+    "story_disjunctive": {"topic"},
+    "about": {"topic"},
+    "story_or": {"topic", "first", "second"},
+    "story_not": {"topic", "excluded"},
 }
 # How a prompt set writes each step (`modes:` of the set; the first choice is the default):
 # compose: template (AND/OR/NOT are the templates' questions, no LLM call) | llm (the LLM
@@ -53,10 +60,10 @@ TEMPLATE_FIELDS = {
 MODES = {"compose": ("template", "llm")}
 COMPOSED = OPERATORS  # the composed questions' prompts
 # Which system message goes with which prompt.
-SYSTEM_OF = {name: "questioner_system" for name in ("simple", *COMPOSED, "decompose")}
+SYSTEM_OF = {name: "questioner_system" for name in ("simple", "story", *COMPOSED, "decompose")}
 SYSTEM_OF["kinds"] = "kinds_system"
 SYSTEM_OF["sort"] = SYSTEM_OF["place"] = "sorter_system"
-SYSTEM_OF["subject"] = "namer_system"
+SYSTEM_OF["subject"] = SYSTEM_OF["topic"] = SYSTEM_OF["aspect"] = "namer_system"
 SYSTEM_OF["answerer"] = "answerer_system"
 SYSTEM_OF["judge"] = "judge_system"
 for _name in ("audit_operator", "audit_natural", "audit_part"):

@@ -71,8 +71,9 @@ DISJUNCTIVE_SCHEMA = pa.schema(
     [("group", pa.int64()), ("cluster", pa.int64()), ("qid", pa.string()), *QUESTION_FIELDS,
      ("kind", pa.string()), ("kind_singular", pa.string()), ("members", pa.list_(pa.int32())),
      ("sorts", pa.list_(pa.string())), ("places", pa.list_(pa.string())),
-     ("subjects", pa.list_(pa.string()))]
+     ("subjects", pa.list_(pa.string())), ("construction", pa.string())]
 )  # fmt: skip
+KIND = "kind"  # the construction of a group whose members are of one kind (stories.STORY)
 ATOMIC_SCHEMAS = {"simple": SIMPLE_SCHEMA, "disjunctive": DISJUNCTIVE_SCHEMA}
 # Kinds too vague to make a question of ("What are some things other than X?"). "Events"
 # ("historical events") takes whatever happened: blind annotators read the Roman Republic and
@@ -424,7 +425,7 @@ def kind_questions(
             rows.append(base | {"question": None, "source": None, "status": "dropped",
                                 "reason": answer.reason, "kind": None, "kind_singular": None,
                                 "members": [], "sorts": [], "places": [],
-                                "subjects": []})  # fmt: skip
+                                "subjects": [], "construction": KIND})  # fmt: skip
             continue
         question, invalid = check_question(template.format(kind=kind.plural), [])
         rows.append(
@@ -434,7 +435,7 @@ def kind_questions(
                "reason": f"template {invalid}" if invalid else None, "kind": kind.plural,
                "kind_singular": kind.singular, "members": list(kind.members),
                "sorts": [""] * len(kind.members), "places": [""] * len(kind.members),
-               "subjects": [""] * len(kind.members)}
+               "subjects": [""] * len(kind.members), "construction": KIND}
         )  # fmt: skip
     log.info(
         "kinds: %d of %d groups share one (%s)",

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from boolbench.generation import compose, dataset, filtering
+from boolbench.generation import compose, dataset, filtering, stories
 from boolbench.generation.prompts import Prompt
 from boolbench.generation.questions import (
     ATOMIC_SCHEMAS,
@@ -65,8 +65,11 @@ def atomic_step(
     member_judge: dict | None = None,
     sort_prompt: dict | None = None,
     place_prompt: dict | None = None,
+    story: dict | None = None,
 ) -> None:
-    """One shard of the groups' atomic questions: `disjunctive`, the kind the group's passages
+    """One shard of the groups' atomic questions (with `story`, the prompts topic, aspect and
+    question and the template disjunctive of story groups: every group is one,
+    `stories.story_kinds`, `stories.story_questions`): `disjunctive`, the kind the group's passages
     share (its question rendered from `template`), its members and what each is called (the
     title, or a name given with `subject_prompt` where titles cannot tell passages apart; with
     `member_judge` (the job's params: prompt, answerer section, max_passage_words, membership
@@ -74,7 +77,9 @@ def atomic_step(
     `sort_prompt` each member's sort is named, with `place_prompt` its place), or `simple`, a
     question per member of the kind read from `kinds`."""
     cands = in_shard(pd.read_parquet(candidates), shard)
-    if kind == "disjunctive":
+    if story is not None:
+        table = _story_step(kind, cands, kinds, shard, llm, story, settings)
+    elif kind == "disjunctive":
         table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
         with_kind = cands[cands["group"].isin(table.loc[table["status"] != "dropped", "group"])]
         subject = Prompt(**subject_prompt) if subject_prompt else None
@@ -97,6 +102,17 @@ def atomic_step(
     _write(table, ATOMIC_SCHEMAS[kind], out)
 
 
+def _story_step(kind: str, cands: pd.DataFrame, kinds: PathLike | None, shard: Shard,
+                llm: LLMClient, story: dict, settings: GenerationSettings) -> pd.DataFrame:  # fmt: skip
+    """The atomic questions of story groups: their topics and aspects, or the aspects'
+    questions."""
+    if kind == "disjunctive":
+        return stories.story_kinds(cands, llm, Prompt(**story["topic"]), Prompt(**story["aspect"]),
+                                   settings, story["template"], llm.model_name)  # fmt: skip
+    return stories.story_questions(cands, in_shard(pd.read_parquet(kinds), shard), llm,
+                                   Prompt(**story["question"]), settings, llm.model_name)  # fmt: skip
+
+
 def compose_step(
     operator: str,
     candidates: PathLike,
@@ -111,9 +127,10 @@ def compose_step(
     place_forms: list[str] | None = None,
     split_by: str = "kind",
     train_fraction: float = 0.5,
+    story_forms: list[str] | None = None,
 ) -> None:
     """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
-    `place_forms`) and rewritten by the LLM in compose mode llm. Every group is read: groups
+    `place_forms`; story groups: from `story_forms`, AND from their members' questions) and rewritten by the LLM in compose mode llm. Every group is read: groups
     of one kind are one set (`compose.same_kind`), whose members label every OR question of
     its groups and are every NOT question's positives. `train_fraction` of the kinds
     (`split_by` kind: every group of one kind in one split) or of the groups are in the train
@@ -133,6 +150,7 @@ def compose_step(
         planned=set(in_shard(cands, shard)["group"].astype(int)),
         split_by=split_by,
         train_fraction=train_fraction,
+        story_forms=story_forms or (),
     )
     _write(table, compose.COMPOSED_SCHEMA, out)
 
@@ -161,8 +179,10 @@ def judge_step(
     mode: str,
     shard: Shard = WHOLE,
     named: str | None = None,
+    about: str | None = None,
 ) -> None:
-    """The judge of one shard of the groups: the filter's reading of every labelled pair and
+    """The judge of one shard of the groups (`about`: the template that asks whether a
+    passage is about a story group's topic): the filter's reading of every labelled pair and
     its answerer check (out answers, check), then the pooled passages of the questions it
     keeps in filter `mode` (out pooled; `named`: the template that asks whether a pooled OR
     passage's subject is of the kind). One server and one prompt cache for both."""
@@ -173,7 +193,7 @@ def judge_step(
     pooled = filtering.pools(questions, {m: pd.read_parquet(p) for m, p in runs.items()},
                              pooling.depth)  # fmt: skip
     texts, titles = _passages(corpus, set(cands["pid"]) | set(pooled["pid"]))
-    reads = filtering.Reads(texts, titles, membership, settings, pooling.lead_words, named)
+    reads = filtering.Reads(texts, titles, membership, settings, pooling.lead_words, named, about)
     answers, check = filtering.filter_and_check(
         questions, simples, kinds, cands, llm, Prompt(**prompt), settings, reads
     )

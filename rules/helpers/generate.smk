@@ -22,6 +22,20 @@ def member_judge_params():
     }
 
 
+def story_params(wildcards):
+    """A corpus grouped by document asks about each window's story (stories.py): the prompts
+    and the disjunctive template of story groups; None for grouping by cluster (kinds).
+    """
+    if corpus_entry(wildcards)["grouping"] != "document":
+        return None
+    return {
+        "topic": prompt_params("topic"),
+        "aspect": prompt_params("aspect"),
+        "question": prompt_params("story"),
+        "template": TEMPLATES["story_disjunctive"],
+    }
+
+
 def atomic_inputs(wildcards):
     """Simple questions are asked of the members of each group's kind (disjunctive)."""
     corpus = wildcards.corpus
