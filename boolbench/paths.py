@@ -127,7 +127,10 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
         'from its passage; "" where none holds), `places` (aligned with `members`: where its '
         'passage\'s first sentence puts it, "Vietnam" of a city; "" where none holds), `subjects` '
         '(aligned with `members`: each one\'s subject, its title or a name the LLM gave; "" '
-        "where none was named).",
+        "where none was named), `construction` (`kind`; `story` for `grouping: document`: "
+        '`kind` is the story\'s topic, the question "What is known about <topic>?", '
+        "`members` the paragraphs with an aspect of their own, `subjects` the aspects, and "
+        "`simple` has each aspect's question about the topic).",
         {"atomic_questions": "questions/{kind}.parquet"},
     ),
     (

@@ -281,6 +281,43 @@ def test_document_grouping_needs_no_encoding(workflow):
         assert spread.max() - spread.min() <= 2  # within one window of 3
 
 
+def test_a_document_grouped_corpus_asks_about_each_pages_story(workflow):
+    """grouping: document on the real workflow, to the dataset: each page's paragraphs are a
+    story (stories.py); its AND, OR and NOT questions ask about the story and its paragraphs'
+    aspects, and the judge reads pooled passages of another story as no answer."""
+    from boolbench.llm.fake_server import FakeOpenAIServer
+    from tests.scripted_llm import respond, scripted_config
+
+    lines = ["id\ttext\ttitle"]
+    for page, topic in enumerate(["storm", "strike"]):
+        for i, word in enumerate(["Harbour", "Ferries", "Schools", "Mayors", "Rescue"]):
+            text = f"{word}{page}: {word.lower()} suffered in the Norland {topic}."
+            lines.append(f"{page * 5 + i}\t{text}\tPage{page}")
+    path = workflow.path("psgs_w100.tsv")
+    path.write_text("\n".join(lines) + "\n")
+    with FakeOpenAIServer(responder=respond) as server:
+        corpora = {"nq": {"source": "dpr", "path": str(path), "grouping": "document"}}
+        config = scripted_config(server, corpora=corpora, document_grouping={"window": 5},
+                                 candidates={"n_groups": 2, "sizes": [5]})  # fmt: skip
+        workflow.write_config(config)
+        workflow.run(artifact("dataset", corpus="nq"))
+    kinds = pd.read_parquet(workflow.path(artifact("atomic_questions", corpus="nq",
+                                                   kind="disjunctive")))  # fmt: skip
+    assert sorted(kinds["kind"]) == ["the storm", "the strike"]
+    assert (kinds["construction"] == "story").all() and kinds["members"].map(len).eq(5).all()
+    kept = pd.read_parquet(workflow.path(artifact("dataset", corpus="nq")))
+    assert set(kept["type"]) == {"AND", "OR", "NOT"}
+    corpus = pd.read_parquet(workflow.path(artifact("corpus", corpus="nq")))
+    page = dict(zip(corpus["pid"], corpus["doc_id"], strict=True))
+    for row in kept.itertuples():
+        own = {page[p] for p in [*row.positives, *row.negatives]}
+        assert len(own) == 1 and ("storm" if own == {"Page0"} else "strike") in row.question
+        # the other page's passages, pooled, answer no question of this one
+        assert not {page[p] for p in row.pooled_positives} - own
+    nots = kept[kept["type"] == "NOT"]
+    assert (nots["negatives"].map(len) == 1).all() and (nots["positives"].map(len) == 4).all()
+
+
 def random_text(rng, words):
     return " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=7)) for _ in range(words))
 

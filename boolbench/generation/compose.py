@@ -48,7 +48,6 @@ import pyarrow as pa
 
 from boolbench.generation.grammar import as_named
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.stories import is_story
 from boolbench.generation.questions import (
     PLACE_SORT,
     QUESTION_FIELDS,
@@ -65,6 +64,7 @@ from boolbench.generation.questions import (
     sort_name,
     sort_qid,
 )
+from boolbench.generation.stories import is_story
 from boolbench.generation.validation import content_words, mentions, names_by_stems, stems, words
 from boolbench.llm import LLMClient
 

@@ -57,7 +57,6 @@ import pyarrow as pa
 from boolbench.constants import OPERATORS, TYPES
 from boolbench.generation.grammar import as_named, with_article
 from boolbench.generation.prompts import Prompt
-from boolbench.generation.stories import is_story
 from boolbench.generation.questions import (
     shorten,
     sort_kind,
@@ -66,6 +65,7 @@ from boolbench.generation.questions import (
     subject_of_title,
     usable_titles,
 )
+from boolbench.generation.stories import is_story
 from boolbench.generation.validation import is_refusal, names_by_stems, words
 from boolbench.llm import ChatRequest, ChatResult, LLMClient
 from boolbench.llm.until_valid import ask_until_valid

@@ -102,15 +102,25 @@ def atomic_step(
     _write(table, ATOMIC_SCHEMAS[kind], out)
 
 
-def _story_step(kind: str, cands: pd.DataFrame, kinds: PathLike | None, shard: Shard,
-                llm: LLMClient, story: dict, settings: GenerationSettings) -> pd.DataFrame:  # fmt: skip
+def _story_step(
+    kind: str,
+    cands: pd.DataFrame,
+    kinds: PathLike | None,
+    shard: Shard,
+    llm: LLMClient,
+    story: dict,
+    settings: GenerationSettings,
+) -> pd.DataFrame:
     """The atomic questions of story groups: their topics and aspects, or the aspects'
     questions."""
     if kind == "disjunctive":
-        return stories.story_kinds(cands, llm, Prompt(**story["topic"]), Prompt(**story["aspect"]),
-                                   settings, story["template"], llm.model_name)  # fmt: skip
-    return stories.story_questions(cands, in_shard(pd.read_parquet(kinds), shard), llm,
-                                   Prompt(**story["question"]), settings, llm.model_name)  # fmt: skip
+        return stories.story_kinds(
+            cands, llm, Prompt(**story["topic"]), Prompt(**story["aspect"]), settings,
+            story["template"], llm.model_name,
+        )  # fmt: skip
+    kind_rows = in_shard(pd.read_parquet(kinds), shard)
+    prompt = Prompt(**story["question"])
+    return stories.story_questions(cands, kind_rows, llm, prompt, settings, llm.model_name)
 
 
 def compose_step(
@@ -130,8 +140,9 @@ def compose_step(
     story_forms: list[str] | None = None,
 ) -> None:
     """AND/OR/NOT questions of one shard of the groups, rendered from `forms` (OR: or from
-    `place_forms`; story groups: from `story_forms`, AND from their members' questions) and rewritten by the LLM in compose mode llm. Every group is read: groups
-    of one kind are one set (`compose.same_kind`), whose members label every OR question of
+    `place_forms`; story groups: from `story_forms`, AND from their members' questions) and
+    rewritten by the LLM in compose mode llm. Every group is read: groups of one kind are one
+    set (`compose.same_kind`), whose members label every OR question of
     its groups and are every NOT question's positives. `train_fraction` of the kinds
     (`split_by` kind: every group of one kind in one split) or of the groups are in the train
     split."""

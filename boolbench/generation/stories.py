@@ -39,7 +39,16 @@ from boolbench.generation.questions import (
     shorten,
     simple_qid,
 )
-from boolbench.generation.validation import check_question, clean, content_words, mentions, words
+from boolbench.generation.validation import (
+    STEM_LETTERS,
+    check_question,
+    clean,
+    content_words,
+    mentions,
+    names_by_stems,
+    stems,
+    words,
+)
 from boolbench.llm import ChatRequest, LLMClient
 from boolbench.llm.until_valid import ask_until_valid
 
@@ -51,6 +60,12 @@ TOPIC_MAX_TOKENS = 24
 ASPECT_MAX_WORDS = 5
 ASPECT_MAX_TOKENS = 16
 ITEM_WORDS = 40  # of each paragraph, in the topic prompt
+# Words of a clause, not of a noun phrase (an aspect must be one: "apart from <aspect>").
+CLAUSE_WORDS = frozenset(["is", "are", "was", "were", "be", "been", "has", "have", "had",
+                          "will", "would", "can", "could", "should", "did", "does", "we",
+                          "us", "they", "them", "he", "she", "it", "i", "you", "that",
+                          "which", "who"])  # fmt: skip
+DETERMINERS = frozenset(["the", "a", "an", "its", "their", "this", "these", "his", "her"])
 # Topics that name the document rather than its story ("the article", "this report").
 VAGUE_TOPICS = frozenset(["article", "articles", "story", "stories", "news", "report", "reports",
                           "document", "documents", "paragraph", "paragraphs", "text"])  # fmt: skip
@@ -71,8 +86,10 @@ def _phrase(reply: str | None) -> str:
 def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | None]:
     """The story's topic, or (None, reason): two to TOPIC_MAX_WORDS words, no question, not a
     name of the document ("the article"), and every content word of it written in the
-    paragraphs, some in at least two of them (what they all are about, not one's detail)."""
-    topic = _phrase(reply)
+    paragraphs (by its stem: "foods" of "food"), some in at least two of them (what they all
+    are about, not one's detail). Written as prose (`_as_prose`), with "the" before a common
+    noun ("the port strike in Belgium"; "Calloway Retail", "Ireland's budget" take none)."""
+    topic = re.sub(r"\s*\([^)]*\)", "", _phrase(reply)).strip()  # "Ariadne (spacecraft)"
     if not topic:
         return None, "empty"
     if "?" in topic or len(topic.split()) > TOPIC_MAX_WORDS:
@@ -80,38 +97,82 @@ def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | 
     wanted = content_words(topic)
     if not wanted or set(wanted) <= VAGUE_TOPICS:
         return None, "vague_topic"
-    have = [set(words(t)) for t in texts]
-    if not all(any(w in h for h in have) for w in wanted):
+    have = [stems(t) for t in texts]
+    wanted_stems = {w[:STEM_LETTERS] for w in wanted}
+    if not all(any(w in h for h in have) for w in wanted_stems):
         return None, "not_in_the_passages"
-    if not any(sum(w in h for h in have) >= 2 for w in wanted):
+    if not any(sum(w in h for h in have) >= 2 for w in wanted_stems):
         return None, "topic_of_one_passage"
-    return re.sub(r"^(?:The|A|An)\b", lambda m: m.group(0).lower(), topic), None
+    topic = _as_prose(topic, texts)
+    first, last = topic.split()[0], topic.split()[-1]
+    if last[:1].islower() and first.lower() not in DETERMINERS and "'s " not in topic:
+        topic = f"the {topic}"
+    return topic, None
 
 
 def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
                  ) -> tuple[str | None, str | None]:  # fmt: skip
     """A paragraph's aspect of the story, or (None, reason): one to ASPECT_MAX_WORDS words
-    written in the paragraph, not in another paragraph of the group (it tells this paragraph
-    from them), and saying more than the topic."""
+    that the paragraph writes (or every content word of them, by its stem: "Brinkman shares"
+    of "Shares in Brinkman"), another paragraph of the group does not (it tells this
+    paragraph from them: "apart from the shares" would exclude both), saying more than the
+    topic (a small model often names the story again)."""
     aspect = _phrase(reply)
     if not aspect:
         return None, "empty"
-    if "?" in aspect or len(aspect.split()) > ASPECT_MAX_WORDS:
+    if "?" in aspect or len(aspect.split()) > ASPECT_MAX_WORDS or _clause(aspect):
         return None, "not_an_aspect"
-    if not mentions(text, aspect):
+    if not _grounded(text, aspect):
         return None, "not_in_the_passage"
     if not set(content_words(aspect)) - set(content_words(topic)):
         return None, "the_topic"
-    if any(mentions(other, aspect) for other in others):
+    if any(_grounded(other, aspect) for other in others):
         return None, "in_another_passage"
-    return _as_written(text, aspect), None
+    return _as_written(text, aspect, [text, *others]), None
 
 
-def _as_written(text: str, phrase: str) -> str:
-    """`phrase` as `text` writes it ("maize prices" for the reply "Maize prices")."""
+def _clause(phrase: str) -> bool:
+    """True for a clause rather than a noun phrase, as a small model copies one ("The election
+    was called", "employers left us no choice", "Shares in Brinkman jumped"): a verb that
+    clauses have, a pronoun, or a past form after the first word ("the proposed merger"
+    passes)."""
+    found = words(phrase)
+    while found and found[0] in DETERMINERS:
+        found = found[1:]
+    return bool(set(found) & CLAUSE_WORDS) or any(
+        len(w) > 4 and w.endswith("ed") for w in found[1:]
+    )
+
+
+def _grounded(text: str, phrase: str) -> bool:
+    """True when `text` writes `phrase`, or every content word of it by its stem."""
+    return mentions(text, phrase) or names_by_stems(text, phrase)
+
+
+def _as_written(text: str, phrase: str, texts: list[str]) -> str:
+    """`phrase` as `text` writes it ("Future Ireland Fund"), without the capital of a sentence's
+    first word ("turnout" of "Turnout was 48.6 percent"); a phrase `text` writes by its stems
+    only, as prose (`_as_prose`)."""
     pattern = r"(?<!\w)" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
     found = re.search(pattern, text, re.IGNORECASE)
-    return found.group(0) if found else phrase
+    if not found:
+        return _as_prose(phrase, texts)
+    written = found.group(0)
+    if re.search(r"(?:^|[.!?][\"'”]?\s+)$", text[: found.start()]):  # a sentence's first word
+        first, _, rest = written.partition(" ")
+        written = " ".join(filter(None, [_as_prose(first, texts), rest]))
+    return written
+
+
+def _as_prose(phrase: str, texts: list[str]) -> str:
+    """`phrase` with the capitals a small model gives a title ("Frozen Foods Deal") taken off
+    the words the texts write in lower case ("the frozen foods deal"): names keep theirs."""
+    lower = {w for t in texts for w in re.findall(r"(?<![\w'])[a-z][\w'-]*", t)}
+    out = []
+    for word in phrase.split():
+        low = word[:1].lower() + word[1:]
+        out.append(low if word[:1].isupper() and not word.isupper() and low in lower else word)
+    return " ".join(out)
 
 
 def story_kinds(
@@ -194,24 +255,27 @@ def story_kinds(
              "places": [""] * len(members), "subjects": named, "construction": STORY}
         )  # fmt: skip
     log.info(
-        "stories: %d of %d groups have a topic and two aspects or more (%s)",
+        "stories: %d of %d groups have a topic and two aspects or more (%s); %d of %d "
+        "paragraphs an aspect (%s)",
         sum(r["status"] == "ok" for r in rows),
         len(rows),
         dict(Counter(r["reason"] for r in rows if r["reason"])),
+        sum(a.value is not None for a in aspects.values()),
+        len(aspects),
+        dict(Counter(a.reason for a in aspects.values() if a.reason)),
     )
     return pd.DataFrame(rows, columns=DISJUNCTIVE_SCHEMA.names)
 
 
 def _asks_both(topic: str, aspect: str):
-    """A story question names its aspect and says which story it is about (a content word of
-    the topic): else its AND has one condition only."""
+    """A story question names its aspect (or every content word of it, by its stem) and says
+    which story it is about (a content word of the topic, by its stem): else its AND has one
+    condition only."""
 
     def check(question: str) -> str | None:
-        if not mentions(question, aspect) and len(
-            set(content_words(aspect)) & set(content_words(question))
-        ) < max(1, len(content_words(aspect))):
+        if not _grounded(question, aspect):
             return "drops_the_aspect"
-        if not set(content_words(topic)) & set(content_words(question)):
+        if not stems(topic) & stems(question):
             return "drops_the_topic"
         return None
 
