@@ -69,7 +69,8 @@ CLAUSE_WORDS = frozenset(["is", "are", "was", "were", "be", "been", "has", "have
                           "which", "who", "its", "his", "her", "their", "our", "said",
                           "told", "won", "rose", "fell", "took", "gave", "came", "went",
                           "began", "became", "broke", "burst", "grew", "knew", "met", "ran",
-                          "sold", "sent", "spent", "stood", "wrote", "deserve", "deserves"])  # fmt: skip
+                          "sold", "sent", "spent", "stood", "wrote", "deserve",
+                          "deserves"])  # fmt: skip
 DETERMINERS = frozenset(["the", "a", "an", "its", "their", "this", "these", "his", "her"])
 # Topics that name the document rather than its story ("the article", "this report").
 VAGUE_TOPICS = frozenset(["article", "articles", "story", "stories", "news", "report", "reports",
