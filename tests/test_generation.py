@@ -1715,3 +1715,19 @@ def test_a_topic_is_what_the_paragraphs_write(reply, expected):
 def test_an_aspect_is_its_paragraphs_own(slot, reply, expected):
     others = [t for i, t in enumerate(STORY[0]) if i != slot]
     assert parse_aspect(reply, STORY[0][slot], others, "the storm") == expected
+
+
+def test_topics_and_aspects_are_written_as_prose():
+    texts = ["The Mekong River Commission met on Monday. Turnout was low, as turnout is.",
+             "Approval from the European Commission is needed.",
+             "The Newcastle forward scored for the Mekong River Commission."]  # fmt: skip
+    # a title's capitals off, a name's kept, "the" where the texts write it
+    assert parse_topic("Mekong river Commission", texts) == ("the Mekong River Commission", None)
+    assert parse_aspect("European Commission", texts[1], texts[::2], "the Mekong") == (
+        "the European Commission", None)  # fmt: skip
+    assert parse_aspect("Turnout", texts[0], texts[2:], "the Mekong") == ("turnout", None)
+    assert parse_aspect("newcastle forward", texts[2], texts[:1], "the Mekong") == (
+        "the Newcastle forward", None)  # fmt: skip
+    # a clause or a list is no aspect
+    for clause in ("Turnout was low", "met on Monday", "Monday, Turnout"):
+        assert parse_aspect(clause, texts[0], texts[1:], "the Mekong") == (None, "not_an_aspect")

@@ -113,7 +113,7 @@ def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | 
     first, last = topic.split()[0], topic.split()[-1]
     if last[:1].islower() and first.lower() not in DETERMINERS and "'s " not in topic:
         topic = f"the {topic}"
-    return topic, None
+    return _with_the(topic, texts), None
 
 
 def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
@@ -134,7 +134,7 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
         return None, "the_topic"
     if any(_grounded(other, aspect) for other in others):
         return None, "in_another_passage"
-    return _as_written(text, aspect, [text, *others]), None
+    return _with_the(_as_written(text, aspect, [text, *others]), [text]), None
 
 
 def _clause(phrase: str) -> bool:
@@ -157,6 +157,15 @@ def _grounded(text: str, phrase: str) -> bool:
     return mentions(text, phrase) or names_by_stems(text, phrase)
 
 
+def _with_the(phrase: str, texts: list[str]) -> str:
+    """`phrase` with "the" where a text writes it so ("apart from the European Commission",
+    "the Mekong River Commission")."""
+    if words(phrase)[:1] and words(phrase)[0] in DETERMINERS:
+        return phrase
+    pattern = r"\bthe\s+" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
+    return f"the {phrase}" if any(re.search(pattern, t, re.IGNORECASE) for t in texts) else phrase
+
+
 def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     """`phrase` as `text` writes it ("Future Ireland Fund"), without the capital of a sentence's
     first word ("turnout" of "Turnout was 48.6 percent"); a phrase `text` writes by its stems
@@ -173,13 +182,18 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
 
 
 def _as_prose(phrase: str, texts: list[str]) -> str:
-    """`phrase` with the capitals a small model gives a title ("Frozen Foods Deal") taken off
-    the words the texts write in lower case ("the frozen foods deal"): names keep theirs."""
-    lower = {w for t in texts for w in re.findall(r"(?<![\w'])[a-z][\w'-]*", t)}
+    """`phrase` in the case the texts write its words: without the capitals a small model
+    gives a title ("Frozen Foods Deal" -> "the frozen foods deal") and with those of names it
+    writes in lower case ("newcastle forward" -> "Newcastle forward")."""
+    found = {w for t in texts for w in re.findall(r"(?<![\w'])[A-Za-z][\w'-]*", t)}
     out = []
     for word in phrase.split():
-        low = word[:1].lower() + word[1:]
-        out.append(low if word[:1].isupper() and not word.isupper() and low in lower else word)
+        low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
+        if word[:1].isupper() and not word.isupper() and low in found:
+            word = low
+        elif word[:1].islower() and high in found and low not in found:
+            word = high
+        out.append(word)
     return " ".join(out)
 
 
