@@ -23,7 +23,7 @@ responder knows the step from the prompt's first field and writes predictable an
 - Story groups: TOPIC is "the <last word of four letters or more in every paragraph>"
   ("the storm"; "the" alone where there is none); ASPECT the paragraph's keyword; STORY
   "What about <topic> concerns <aspect>?"; JUDGE of "Is this paragraph about <topic>?" is yes
-  when the paragraph has the topic's last word.
+  when the paragraph has the topic's last word, unless its keyword starts with "Aside".
 - SUBJECT names the keyword; DECOMPOSE splits at "or" / the exclusion (also one that comes
   first: "Apart from X, which ...?").
 - The label audit's yes/no prompts (0.9/0.1 as JUDGE): NATURAL is yes unless the question
@@ -179,7 +179,8 @@ def answers(question: str, paragraph: str) -> bool:
         sorts = set(question[len(MEMBERSHIP) :].strip(" ?").split()[:-1]) - {"or", "the"}
         return not word.startswith(("Odd", "Mute")) and (not sorts or sort_of(paragraph) in sorts)
     if question.startswith(ABOUT):  # a story's topic: "Is this paragraph about the storm?"
-        return question.rstrip("?").split()[-1].lower() in paragraph.lower()
+        about = question.rstrip("?").split()[-1].lower() in paragraph.lower()
+        return about and not word.startswith("Aside")
     named = NAMED.match(question)
     if named:  # "Is Alpha a record?"
         return not named["subject"].startswith(("Odd", "Mute", "Stray"))

@@ -13,6 +13,7 @@ from boolbench.generation import dataset
 from boolbench.generation.compose import compose
 from boolbench.generation.filtering import (
     PoolSettings,
+    verify_story_members,
     Reads,
     check_rates,
     construction,
@@ -1731,3 +1732,22 @@ def test_topics_and_aspects_are_written_as_prose():
     # a clause or a list is no aspect
     for clause in ("Turnout was low", "met on Monday", "Monday, Turnout"):
         assert parse_aspect(clause, texts[0], texts[1:], "the Mekong") == (None, "not_an_aspect")
+
+
+def test_a_story_keeps_the_members_the_judge_reads_as_about_it(llm):
+    cands = candidates([[*STORY[0], "Aside from the storm, crews rested."]])
+    kinds = story_kinds(cands, llm, prompt("topic"), prompt("aspect"), settings(),
+                        TEMPLATES["story_disjunctive"], "m")  # fmt: skip
+    assert list(kinds.loc[0, "members"]) == [0, 2, 3, 4]
+    verified = verify_story_members(kinds, cands, llm, prompt("judge"), answerer(),
+                                    TEMPLATES["about"])  # fmt: skip
+    assert list(verified.loc[0, "members"]) == [0, 2, 3]
+    assert list(verified.loc[0, "subjects"]) == ["Harbour", "Schools", "Mayors"]
+    # two paragraphs of the story left: no story
+    two = candidates([["Harbour walls fell in the storm.", "Aside: crews rested in the storm."]])
+    kinds = story_kinds(two, llm, prompt("topic"), prompt("aspect"), settings(),
+                        TEMPLATES["story_disjunctive"], "m")  # fmt: skip
+    verified = verify_story_members(kinds, two, llm, prompt("judge"), answerer(),
+                                    TEMPLATES["about"])  # fmt: skip
+    assert (verified.loc[0, "status"], verified.loc[0, "reason"]) == (
+        "dropped", "fewer_than_two_about_the_story")  # fmt: skip

@@ -336,7 +336,7 @@ def member_judge(params: dict | None, seed: int) -> dict | None:
                                             seed)  # fmt: skip
     return {"prompt": params["prompt"], "answerer": settings,
             "membership": params["membership"], "named": params["named"],
-            "lead_words": params["lead_words"]}  # fmt: skip
+            "lead_words": params["lead_words"], "about": params.get("about")}  # fmt: skip
 
 
 def verify_members(
@@ -397,6 +397,49 @@ def verify_members(
         sum(reads.answered(key) is True for key in by_name.values()),
         len(by_name),
     )
+    return kinds
+
+
+def verify_story_members(
+    kinds: pd.DataFrame,
+    candidates: pd.DataFrame,
+    llm: LLMClient,
+    prompt: Prompt,
+    settings: AnswererSettings,
+    about: str,
+) -> pd.DataFrame:
+    """Story groups (stories.py) with the members the judge reads as about the story (the
+    `about` read, as the judge asks it later, so its answer is cached); a story keeps at least
+    two (else fewer_than_two_about_the_story). A paragraph that does not say what story it is
+    part of ("The union called the cuts a betrayal") answers no question about the story as a
+    search result, and as a NOT positive it fails the filter."""
+    kinds = kinds.copy()
+    texts = dict(zip(candidates["pid"], candidates["text"], strict=True))
+    titles = dict(zip(candidates["pid"], candidates["title"], strict=True))
+    reads = Reads(texts, titles, "", settings, 0, about=about)
+    asked = {}
+    for i, row in kinds.iterrows():
+        if row["status"] != "dropped":
+            pid = candidates[candidates["group"] == row["group"]].set_index("slot")["pid"]
+            members = zip(row["members"], row["subjects"], strict=True)
+            asked[i] = [(int(s), subject, reads.about(row["kind"], pid[int(s)]))
+                        for s, subject in members]  # fmt: skip
+    reads.run(llm, prompt)
+    for i, keys in asked.items():
+        kept = [(slot, subject) for slot, subject, key in keys if reads.answered(key) is True]
+        kinds.at[i, "members"] = [slot for slot, _ in kept]
+        kinds.at[i, "subjects"] = [subject for _, subject in kept]
+        kinds.at[i, "sorts"] = kinds.at[i, "places"] = [""] * len(kept)
+        if len(kept) < 2:
+            kinds.loc[i, ["question", "source", "status", "reason"]] = [
+                None, None, "dropped", "fewer_than_two_about_the_story"]  # fmt: skip
+    log.info(
+        "stories: %d of %d groups keep at least two members the judge reads as about the "
+        "story (%d of %d members)",
+        int((kinds["status"] != "dropped").sum()), len(kinds),
+        sum(reads.answered(k) is True for keys in asked.values() for *_, k in keys),
+        sum(len(keys) for keys in asked.values()),
+    )  # fmt: skip
     return kinds
 
 

@@ -78,7 +78,8 @@ def atomic_step(
     question per member of the kind read from `kinds`."""
     cands = in_shard(pd.read_parquet(candidates), shard)
     if story is not None:
-        table = _story_step(kind, cands, kinds, shard, llm, story, settings)
+        judge = filtering.member_judge(member_judge, settings.seed)
+        table = _story_step(kind, cands, kinds, shard, llm, story, settings, judge)
     elif kind == "disjunctive":
         table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
         with_kind = cands[cands["group"].isin(table.loc[table["status"] != "dropped", "group"])]
@@ -110,14 +111,20 @@ def _story_step(
     llm: LLMClient,
     story: dict,
     settings: GenerationSettings,
+    judge: dict | None = None,
 ) -> pd.DataFrame:
-    """The atomic questions of story groups: their topics and aspects, or the aspects'
-    questions."""
+    """The atomic questions of story groups: their topics and aspects (with `judge`, the
+    members it reads as about the story), or the aspects' questions."""
     if kind == "disjunctive":
-        return stories.story_kinds(
+        table = stories.story_kinds(
             cands, llm, Prompt(**story["topic"]), Prompt(**story["aspect"]), settings,
             story["template"], llm.model_name,
         )  # fmt: skip
+        if judge is not None and judge["about"]:
+            table = filtering.verify_story_members(
+                table, cands, llm, Prompt(**judge["prompt"]), judge["answerer"], judge["about"]
+            )
+        return table
     kind_rows = in_shard(pd.read_parquet(kinds), shard)
     prompt = Prompt(**story["question"])
     return stories.story_questions(cands, kind_rows, llm, prompt, settings, llm.model_name)

@@ -19,6 +19,8 @@ def member_judge_params():
         "membership": TEMPLATES["membership"],
         "named": TEMPLATES["named"],
         "lead_words": config["pooling"]["lead_words"],
+        # story groups (grouping: document): is a paragraph about the story
+        "about": TEMPLATES["about"],
     }
 
 
