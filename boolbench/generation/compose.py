@@ -507,8 +507,8 @@ def plan_story(operator: str, g: Group, forms: list[str], settings: GenerationSe
     the paragraphs with an aspect of their own, each with a question about the topic that
     names its aspect). AND: a member's question, the story plus its aspect ("How did the
     drought in Kenya affect maize prices?"); negatives: the other members, of the story
-    without the aspect. OR: two aspects at one level ("What is known about maize prices or
-    cattle losses in the drought in Kenya?"); positives: the two members, negatives: the
+    without the aspect. OR: two aspects at one level ("What do reports on the drought in Kenya
+    say about maize prices or cattle losses?"); positives: the two members, negatives: the
     others. NOT: the story without one aspect ("What is known about the drought in Kenya,
     apart from maize prices?"); negative: that member, positives: the others. A member whose
     question was not written is no operand (the judge reads pooled passages with it) but
