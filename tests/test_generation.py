@@ -13,7 +13,6 @@ from boolbench.generation import dataset
 from boolbench.generation.compose import compose
 from boolbench.generation.filtering import (
     PoolSettings,
-    verify_story_members,
     Reads,
     check_rates,
     construction,
@@ -25,6 +24,7 @@ from boolbench.generation.filtering import (
     pools,
     verdicts,
     verify_members,
+    verify_story_members,
 )
 from boolbench.generation.grammar import kind_forms
 from boolbench.generation.prompts import Prompt
@@ -1729,6 +1729,11 @@ def test_topics_and_aspects_are_written_as_prose():
     assert parse_aspect("Turnout", texts[0], texts[2:], "the Mekong") == ("turnout", None)
     assert parse_aspect("newcastle forward", texts[2], texts[:1], "the Mekong") == (
         "the Newcastle forward", None)  # fmt: skip
+    # "the" before a common noun; a sentence's first word says nothing of its case
+    budget = ["The budget for Ireland was set.", "Protection was lower in the budget for Ireland."]
+    assert parse_topic("budget for Ireland", budget) == ("the budget for Ireland", None)
+    assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (
+        "lower protection", None)  # fmt: skip
     # a clause or a list is no aspect
     for clause in ("Turnout was low", "met on Monday", "Monday, Turnout"):
         assert parse_aspect(clause, texts[0], texts[1:], "the Mekong") == (None, "not_an_aspect")

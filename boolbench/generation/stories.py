@@ -111,7 +111,8 @@ def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | 
         return None, "topic_of_one_passage"
     topic = _as_prose(topic, texts)
     first, last = topic.split()[0], topic.split()[-1]
-    if last[:1].islower() and first.lower() not in DETERMINERS and "'s " not in topic:
+    common = first[:1].islower() or last[:1].islower()  # "budget for Ireland", "port strike"
+    if common and first.lower() not in DETERMINERS and "'s " not in topic:
         topic = f"the {topic}"
     return _with_the(topic, texts), None
 
@@ -182,16 +183,18 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
 
 
 def _as_prose(phrase: str, texts: list[str]) -> str:
-    """`phrase` in the case the texts write its words: without the capitals a small model
-    gives a title ("Frozen Foods Deal" -> "the frozen foods deal") and with those of names it
-    writes in lower case ("newcastle forward" -> "Newcastle forward")."""
-    found = {w for t in texts for w in re.findall(r"(?<![\w'])[A-Za-z][\w'-]*", t)}
+    """`phrase` in the case the texts write its words inside sentences: without the capitals a
+    small model gives a title ("Frozen Foods Deal" -> "the frozen foods deal") and with those
+    of names it writes in lower case ("newcastle forward" -> "Newcastle forward"); a sentence's
+    first word says nothing of its case ("Protection was lower" is no name)."""
+    inside = {m.group(1) for t in texts
+              for m in re.finditer(r"(?<![.!?\"“])\s([A-Za-z][\w'-]*)", t)}  # fmt: skip
     out = []
     for word in phrase.split():
         low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
-        if word[:1].isupper() and not word.isupper() and low in found:
-            word = low
-        elif word[:1].islower() and high in found and low not in found:
+        if word[:1].isupper() and not word.isupper() and high not in inside:
+            word = low if low in inside else word
+        elif word[:1].islower() and high in inside and low not in inside:
             word = high
         out.append(word)
     return " ".join(out)
