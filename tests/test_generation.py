@@ -1720,12 +1720,15 @@ def test_an_aspect_is_its_paragraphs_own(slot, reply, expected):
 
 def test_topics_and_aspects_are_written_as_prose():
     texts = ["The Mekong River Commission met on Monday. Turnout was low, as turnout is.",
-             "Approval from the European Commission is needed.",
+             "Approval from the European Commission and the regional commission is needed.",
              "The Newcastle forward scored for the Mekong River Commission."]  # fmt: skip
     # a title's capitals off, a name's kept, "the" where the texts write it
     assert parse_topic("Mekong river Commission", texts) == ("the Mekong River Commission", None)
+    assert parse_aspect("regional commission", texts[1], texts[::2], "the Mekong") == (
+        "the regional commission", None)  # fmt: skip
+    # a name is what a story is about, not a detail of it
     assert parse_aspect("European Commission", texts[1], texts[::2], "the Mekong") == (
-        "the European Commission", None)  # fmt: skip
+        None, "a_name")  # fmt: skip
     assert parse_aspect("Turnout", texts[0], texts[2:], "the Mekong") == ("turnout", None)
     assert parse_aspect("newcastle forward", texts[2], texts[:1], "the Mekong") == (
         "the Newcastle forward", None)  # fmt: skip
