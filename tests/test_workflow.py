@@ -289,9 +289,11 @@ def test_a_document_grouped_corpus_asks_about_each_pages_story(workflow):
     from tests.scripted_llm import respond, scripted_config
 
     lines = ["id\ttext\ttitle"]
+    aspects = [["Harbour", "Ferries", "Schools", "Mayors", "Rescue"],
+               ["Trains", "Buses", "Shops", "Unions", "Police"]]  # fmt: skip
     for page, topic in enumerate(["storm", "strike"]):
-        for i, word in enumerate(["Harbour", "Ferries", "Schools", "Mayors", "Rescue"]):
-            text = f"{word}{page}: {word.lower()} suffered in the Norland {topic}."
+        for i, word in enumerate(aspects[page]):
+            text = f"{word}: {word.lower()} suffered in the Norland {topic}."
             lines.append(f"{page * 5 + i}\t{text}\tPage{page}")
     path = workflow.path("psgs_w100.tsv")
     path.write_text("\n".join(lines) + "\n")
