@@ -18,6 +18,9 @@ What it reads (`filter.scope`, per type):
   neither is of neither, unread); NOT: of the kind (the exclusion names the excluded member, so
   it holds by construction). Small answerers read these far better than composed questions.
 - question (the paper): the composed question itself.
+Story groups (`grouping: document`, stories.py) read the `about` template with the whole
+passage ("Is this paragraph about the floods in Hereford?") where kinds read membership, and
+the aspects' questions as simple questions (AND: the positive's; OR: either of two).
 Filter verdicts (`filter.mode`): default: every positive answers (the paper); strict: also
 every negative refuses, and (expression scope) AND and NOT negatives are of the kind, so that
 an AND negative meets the disjunctive part and a NOT negative is a member of the set.
@@ -28,7 +31,9 @@ the excluded subject; AND: a passage that names none of the answers' subjects ca
 that they meet the constraint (judged not relevant, method name_gate), one that names one is
 read with the answer's simple question; OR: a passage that names neither sort cannot state it
 is of either (name_gate), one that names one is read as the labelled passages are and, where
-the members were named by their titles, by its title's name as of the kind (`named`).
+the members were named by their titles, by its title's name as of the kind (`named`). A story's
+(method story): about the story, and AND: answering the aspect's question; OR: either one's;
+NOT: not the excluded aspect's.
 
 Artifacts:
 - questions/answers.parquet: ANSWERS_SCHEMA, one row per (written composed question, labelled
@@ -40,7 +45,7 @@ Artifacts:
   other (a candidate of another cluster), and the verdict columns.
 - questions/pooled.parquet: POOLED_SCHEMA, one row per (kept question, pooled passage): qid,
   type, pid, rank (its best rank over the pooled models), relevant (null when a call failed),
-  method (membership | read | name_gate | excluded), p_yes, prompt_hash, model.
+  method (membership | read | name_gate | excluded | story), p_yes, prompt_hash, model.
 """
 
 from __future__ import annotations

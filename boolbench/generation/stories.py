@@ -123,7 +123,8 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
     that the paragraph writes (or every content word of them, by its stem: "Brinkman shares"
     of "Shares in Brinkman"), another paragraph of the group does not (it tells this
     paragraph from them: "apart from the shares" would exclude both), saying more than the
-    topic (a small model often names the story again)."""
+    topic (a small model often names the story again), no clause or list (`_clause`) and no
+    name (`_a_name`). Written as its paragraph writes it, with "the" where it has one."""
     aspect = _phrase(reply)
     if not aspect:
         return None, "empty"
@@ -206,7 +207,7 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
 
 def _as_prose(phrase: str, texts: list[str]) -> str:
     """`phrase` in the case the texts write its words inside sentences: without the capitals a
-    small model gives a title ("Frozen Foods Deal" -> "the frozen foods deal") and with those
+    small model gives a title ("Port Strike" -> "port strike") and with those
     of names it writes in lower case ("newcastle forward" -> "Newcastle forward"); a sentence's
     first word says nothing of its case ("Protection was lower" is no name)."""
     inside = _inside_words(texts)
@@ -232,8 +233,9 @@ def story_kinds(
 ) -> pd.DataFrame:
     """The kinds table of story groups (DISJUNCTIVE_SCHEMA): per group its topic (kind and
     kind_singular), the disjunctive question (`template`, "What is known about {topic}?"), the
-    paragraphs with an aspect of their own (members, subjects: the aspects); a group with
-    fewer than two is dropped (fewer_than_two_aspects)."""
+    paragraphs with an aspect of their own, one per distinct aspect (members, subjects: the
+    aspects); a group with fewer than two is dropped (fewer_than_two_aspects). Which members
+    are about the story, the judge reads next (`filtering.verify_story_members`)."""
     groups = {disjunctive_qid(int(g)): frame for g, frame in candidates.groupby("group", sort=True)}
     topics = ask_until_valid(
         llm,
