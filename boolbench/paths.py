@@ -162,8 +162,8 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
     (
         "one row per (kept question, pooled passage): `qid`, `type`, `pid`, `rank` (best rank "
         "over the pooled models), `relevant` (null if a call failed), `method` "
-        "(membership/excluded/read/name_gate/story), `p_yes`, `prompt_hash`, `model`; the dataset's "
-        "`pooled_positives` and `pooled_negatives` come from it.",
+        "(membership/excluded/read/name_gate/story), `p_yes`, `prompt_hash`, `model`; the "
+        "dataset's `pooled_positives` and `pooled_negatives` come from it.",
         {"pooled": "questions/pooled.parquet"},
     ),
     (
