@@ -30,10 +30,12 @@ def story_params(wildcards):
     """
     if corpus_entry(wildcards)["grouping"] != "document":
         return None
+    # each job gets its own prompts: changing one reruns only the jobs that use it
+    if wildcards.kind == "simple":
+        return {"question": prompt_params("story")}
     return {
         "topic": prompt_params("topic"),
         "aspect": prompt_params("aspect"),
-        "question": prompt_params("story"),
         "template": TEMPLATES["story_disjunctive"],
     }
 
