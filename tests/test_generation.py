@@ -58,6 +58,7 @@ from tests.scripted_llm import (
     answerer,
     candidates,
     decomposition,
+    keyword,
     prompt,
     scripted,
     scripted_client,
@@ -1759,3 +1760,28 @@ def test_a_story_keeps_the_members_the_judge_reads_as_about_it(llm):
                                     TEMPLATES["about"])  # fmt: skip
     assert (verified.loc[0, "status"], verified.loc[0, "reason"]) == (
         "dropped", "fewer_than_two_about_the_story")  # fmt: skip
+
+
+def test_story_aspects_sharing_a_word_are_one_and_stories_form_no_sets(tmp_path):
+    # Aspects of two words whose second is shared ("Harbour tax", "Ferries tax"): one detail
+    # twice, so the later paragraph is no member.
+    def responder(body):
+        user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        if user.startswith("ASPECT|"):
+            word = keyword(user.split("|")[2])
+            return f"{word} tax" if word in ("Harbour", "Ferries") else word
+        return scripted(body)
+
+    texts = ["Harbour tax rose in the storm.", "Ferries tax fell in the storm.",
+             "Schools shut in the storm."]  # fmt: skip
+    cands = candidates([texts, texts])  # two windows of one story: the same topic
+    with FakeOpenAIServer(responder=responder) as server:
+        llm = scripted_client(server, tmp_path)
+        kinds, simple, composed = story_all(llm, cands)
+    assert list(kinds["kind"]) == ["the storm", "the storm"]
+    assert list(kinds.loc[0, "subjects"]) == ["Harbour tax", "Schools"]
+    assert list(kinds.loc[0, "members"]) == [0, 2]
+    # each window is its own story: a NOT question's positives are its own window's only
+    own = {g: set(cands.loc[cands["group"] == g, "pid"]) for g in (0, 1)}
+    for row in composed["NOT"].itertuples():
+        assert set(row.positives) <= own[row.group] and row.positives
