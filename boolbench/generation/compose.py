@@ -322,7 +322,7 @@ def same_kind(
     sets: dict[tuple, list[Group]] = {}
     for g in sorted(groups, key=lambda g: g.group):
         named = not sorted_only or any([*g.sorts().values(), *g.places().values()])
-        if g.no_set() is None and named and not g.story:  # a story is its own
+        if g.no_set() is None and named:
             key = (_kind_words(g), split[g.group] if split else None)
             sets.setdefault(key, []).append(g)
     return [together for together in sets.values() if len(together) > 1]
@@ -512,7 +512,8 @@ def plan_story(operator: str, g: Group, forms: list[str], settings: GenerationSe
     others. NOT: the story without one aspect ("What is known about the drought in Kenya,
     apart from maize prices?"); negative: that member, positives: the others. A member whose
     question was not written is no operand (the judge reads pooled passages with it) but
-    labels the others' questions."""
+    labels the others' questions. Each window is its own story: no sets across groups, even
+    of one topic (two windows of one article)."""
     if reason := g.no_set():
         return _none(operator, g, reason)
     asked = [int(s) for s in g.asked()]
