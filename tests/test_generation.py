@@ -1731,11 +1731,21 @@ def test_topics_and_aspects_are_written_as_prose():
     assert parse_aspect("European Commission", texts[1], texts[::2], "the Mekong") == (
         None, "a_name")  # fmt: skip
     assert parse_aspect("Turnout", texts[0], texts[2:], "the Mekong") == ("turnout", None)
+    # a thing one counts, which its paragraph writes with "a", takes "the"
+    spokeswoman = "Organisers closed a second stage, a festival spokeswoman said."
+    assert parse_aspect("second stage", spokeswoman, texts[:1], "the Mekong") == (
+        "the second stage", None)  # fmt: skip
+    # who is quoted is no part of the story
+    assert parse_aspect("festival spokeswoman", spokeswoman, texts[:1], "the Mekong") == (
+        None, "a_source")  # fmt: skip
     assert parse_aspect("newcastle forward", texts[2], texts[:1], "the Mekong") == (
         "the Newcastle forward", None)  # fmt: skip
     # "the" before a common noun; a sentence's first word says nothing of its case
     budget = ["The budget for Ireland was set.", "Protection was lower in the budget for Ireland."]
     assert parse_topic("budget for Ireland", budget) == ("the budget for Ireland", None)
+    fire = ["Crews fought the Greater Manchester moor fire.", "Firefighters left the moor fire."]
+    assert parse_topic("Firefighting on the moor", fire) == ("the firefighting on the moor", None)
+    assert parse_topic("Greater Manchester fire", fire) == ("the Greater Manchester fire", None)
     assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (
         "lower protection", None)  # fmt: skip
     # a clause or a list is no aspect
@@ -1760,6 +1770,18 @@ def test_a_story_keeps_the_members_the_judge_reads_as_about_it(llm):
                                     TEMPLATES["about"])  # fmt: skip
     assert (verified.loc[0, "status"], verified.loc[0, "reason"]) == (
         "dropped", "fewer_than_two_about_the_story")  # fmt: skip
+
+
+def test_a_paragraph_is_read_as_about_the_story_with_its_headline(llm):
+    """A paragraph that does not name its story ("Crews rested overnight.") is about it as
+    part of an article whose headline names it; the read is as strict as a membership read."""
+    texts = {"in": "Crews rested overnight.", "bare": "Crews rested overnight."}
+    reads = Reads(texts, {"in": "Storm hits Norland", "bare": None}, "", answerer(), LEAD_WORDS,
+                  about=TEMPLATES["about"])  # fmt: skip
+    keys = {pid: reads.about("the storm", pid) for pid in texts}
+    assert reads.pairs[keys["in"]].threshold == answerer().membership_threshold
+    reads.run(llm, prompt("judge"))
+    assert [reads.answered(keys[pid]) for pid in texts] == [True, False]
 
 
 def test_story_aspects_sharing_a_word_are_one_and_stories_form_no_sets(tmp_path):

@@ -19,7 +19,8 @@ What it reads (`filter.scope`, per type):
   it holds by construction). Small answerers read these far better than composed questions.
 - question (the paper): the composed question itself.
 Story groups (`grouping: document`, stories.py) read the `about` template with the whole
-passage ("Is this paragraph about the floods in Hereford?") where kinds read membership, and
+passage after its title ("Is this paragraph about the floods in Hereford?", at the membership
+threshold) where kinds read membership, and
 the aspects' questions as simple questions (AND: the positive's; OR: either of two).
 Filter verdicts (`filter.mode`): default: every positive answers (the paper); strict: also
 every negative refuses, and (expression scope) AND and NOT negatives are of the kind, so that
@@ -307,17 +308,28 @@ class Reads:
         return key
 
     def about(self, topic: str, pid: str) -> tuple:
-        """Is the whole passage about a story's topic ("Is this paragraph about the drought in
-        Kenya?"): a story's paragraphs do not say so in their first words."""
-        return self.read(self.about_template.format(topic=topic), pid)
+        """Is the whole passage, with its title, about a story's topic ("Is this paragraph
+        about the drought in Kenya?"): a story's paragraphs do not say so in their first
+        words, and many not at all ("The coach praised his players"), which the title (the
+        headline of the article they are part of) tells. As strict as a membership read: with
+        the title the 1.5B's P(yes) runs high (docs/results.md, "Story groups read with their
+        headline")."""
+        key = ("about", topic, pid)
+        if key not in self.verdicts and key not in self.pairs:
+            self.pairs[key] = Pair(key, self.about_template.format(topic=topic),
+                                   self._titled(pid, self.texts[pid], "titled"),
+                                   self.settings.membership_threshold)  # fmt: skip
+        return key
 
     def _lead(self, pid: str) -> str:
         """The key of a passage's title and first words: what the passage is about."""
-        lead = f"lead|{pid}"
-        title = self.titles.get(pid)
-        text = shorten(self.texts[pid], self.lead_words)
-        self.passages[lead] = f"{title}: {text}" if isinstance(title, str) and title else text
-        return lead
+        return self._titled(pid, shorten(self.texts[pid], self.lead_words), "lead")
+
+    def _titled(self, pid: str, text: str, name: str) -> str:
+        """The key of `text` of a passage after its title (when it has one)."""
+        key, title = f"{name}|{pid}", self.titles.get(pid)
+        self.passages[key] = f"{title}: {text}" if isinstance(title, str) and title else text
+        return key
 
     def run(self, llm: LLMClient, prompt: Prompt) -> None:
         """Ask every registered pair not asked yet."""
@@ -415,9 +427,9 @@ def verify_story_members(
 ) -> pd.DataFrame:
     """Story groups (stories.py) with the members the judge reads as about the story (the
     `about` read, as the judge asks it later, so its answer is cached); a story keeps at least
-    two (else fewer_than_two_about_the_story). A paragraph that does not say what story it is
-    part of ("The union called the cuts a betrayal") answers no question about the story as a
-    search result, and as a NOT positive it fails the filter."""
+    two (else fewer_than_two_about_the_story). A paragraph the judge does not read as about
+    the story even with its headline (a background paragraph, a detail of another story)
+    answers no question about it, and as a NOT positive it fails the filter."""
     kinds = kinds.copy()
     texts = dict(zip(candidates["pid"], candidates["text"], strict=True))
     titles = dict(zip(candidates["pid"], candidates["title"], strict=True))

@@ -123,8 +123,10 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
     that the paragraph writes (or every content word of them, by its stem: "Brinkman shares"
     of "Shares in Brinkman"), another paragraph of the group does not (it tells this
     paragraph from them: "apart from the shares" would exclude both), saying more than the
-    topic (a small model often names the story again), no clause or list (`_clause`) and no
-    name (`_a_name`). Written as its paragraph writes it, with "the" where it has one."""
+    topic (a small model often names the story again), no clause or list (`_clause`), no
+    name (`_a_name`) and not who is quoted ("the festival spokeswoman": "other than the
+    festival spokeswoman" excludes a source, not a part of the story; blind readers found it
+    unnatural). Written as its paragraph writes it, with "the" where it has an article."""
     aspect = _phrase(reply)
     if not aspect:
         return None, "empty"
@@ -138,6 +140,8 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
         return None, "in_another_passage"
     if _a_name(aspect, [text, *others]):
         return None, "a_name"
+    if words(aspect)[-1].startswith("spokes"):
+        return None, "a_source"
     return _with_the(_as_written(text, aspect, [text, *others]), [text]), None
 
 
@@ -182,11 +186,12 @@ def _grounded(text: str, phrase: str) -> bool:
 
 
 def _with_the(phrase: str, texts: list[str]) -> str:
-    """`phrase` with "the" where a text writes it so ("apart from the European Commission",
-    "the Mekong River Commission")."""
+    """`phrase` with "the" where a text writes it with an article ("apart from the European
+    Commission", "the Mekong River Commission"; "a festival spokeswoman" is a thing one
+    counts: "other than festival spokeswoman" reads wrong)."""
     if words(phrase)[:1] and words(phrase)[0] in DETERMINERS:
         return phrase
-    pattern = r"\bthe\s+" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
+    pattern = r"\b(?:the|an?)\s+" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
     return f"the {phrase}" if any(re.search(pattern, t, re.IGNORECASE) for t in texts) else phrase
 
 
@@ -207,15 +212,17 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
 
 def _as_prose(phrase: str, texts: list[str]) -> str:
     """`phrase` in the case the texts write its words inside sentences: without the capitals a
-    small model gives a title ("Port Strike" -> "port strike") and with those
+    small model gives a title ("Port Strike" -> "port strike"; a word the texts write only by
+    its stem is no name either: "Firefighting" of "firefighters") and with those
     of names it writes in lower case ("newcastle forward" -> "Newcastle forward"); a sentence's
     first word says nothing of its case ("Protection was lower" is no name)."""
     inside = _inside_words(texts)
+    written = {w for t in texts for w in re.findall(r"[\w'-]+", t)}
     out = []
     for word in phrase.split():
         low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
         if word[:1].isupper() and not word.isupper() and high not in inside:
-            word = low if low in inside else word
+            word = low if low in inside or word not in written else word
         elif word[:1].islower() and high in inside and low not in inside:
             word = high
         out.append(word)
