@@ -1746,6 +1746,11 @@ def test_topics_and_aspects_are_written_as_prose():
     fire = ["Crews fought the Greater Manchester moor fire.", "Firefighters left the moor fire."]
     assert parse_topic("Firefighting on the moor", fire) == ("the firefighting on the moor", None)
     assert parse_topic("Greater Manchester fire", fire) == ("the Greater Manchester fire", None)
+    # a name's possessive is the name ("Kovac's" of "Kovac"); quotes are no part of a phrase
+    match = ["Kovac won the match.", 'The match went to Kovac\'s way: an "unacceptable" serve.']
+    assert parse_aspect("Kovac's way", match[1], match[:1], "the match") == ("Kovac's way", None)
+    assert parse_aspect('unacceptable" serve', match[1], match[:1], "the match") == (
+        "unacceptable serve", None)  # fmt: skip
     assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (
         "lower protection", None)  # fmt: skip
     # a clause or a list is no aspect

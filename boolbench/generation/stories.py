@@ -86,7 +86,8 @@ def is_story(kind_row) -> bool:
 def _phrase(reply: str | None) -> str:
     """A reply as a phrase: one line, without wrapping quotes or a final full stop."""
     text = clean(reply).splitlines()[0] if clean(reply) else ""
-    return text.strip().strip("\"'“”").rstrip(".").strip()
+    # quotes inside too: 'unacceptable" risk' of 'an "unacceptable" risk'
+    return re.sub(r"[\"“”]", "", text).strip().strip("'").rstrip(".").strip()
 
 
 def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | None]:
@@ -207,7 +208,7 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     if re.search(r"(?:^|[.!?][\"'”]?\s+)$", text[: found.start()]):  # a sentence's first word
         first, _, rest = written.partition(" ")
         written = " ".join(filter(None, [_as_prose(first, texts), rest]))
-    return written
+    return re.sub(r"[\"“”]", "", written)  # 'an "unacceptable" risk': no quotes in a question
 
 
 def _as_prose(phrase: str, texts: list[str]) -> str:
@@ -217,12 +218,13 @@ def _as_prose(phrase: str, texts: list[str]) -> str:
     of names it writes in lower case ("newcastle forward" -> "Newcastle forward"); a sentence's
     first word says nothing of its case ("Protection was lower" is no name)."""
     inside = _inside_words(texts)
-    written = {w for t in texts for w in re.findall(r"[\w'-]+", t)}
+    written = {w for t in texts for w in re.findall(r"[\w-]+", t)}  # "Kovac" of "Kovac's"
     out = []
     for word in phrase.split():
         low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
         if word[:1].isupper() and not word.isupper() and high not in inside:
-            word = low if low in inside or word not in written else word
+            unwritten = re.split(r"['’]", word)[0] not in written
+            word = low if low in inside or unwritten else word
         elif word[:1].islower() and high in inside and low not in inside:
             word = high
         out.append(word)
