@@ -1649,14 +1649,16 @@ def test_a_story_asks_about_its_paragraphs_aspects(llm):
         "the storm", "story", "What is known about the storm?")  # fmt: skip
     # "Ferries" is written in the Mayors paragraph too: it tells no paragraph apart
     assert list(kind["members"]) == [0, 2, 3]
-    assert list(kind["subjects"]) == ["Harbour", "Schools", "Mayors"]
-    assert simple.loc[0, "question"] == "What about the storm concerns Harbour?"
+    assert list(kind["subjects"]) == ["harbour", "schools", "mayors"]
+    assert simple.loc[0, "question"] == "What about the storm concerns harbour?"
     assert simple.loc[1, "reason"] == "not_a_member"
     pid = dict(zip(cands["slot"], cands["pid"], strict=True))
     ands = composed["AND"].set_index("qid")
-    assert ands.loc["and-00000-0", "question"] in set(simple["question"])
-    for row in ands.itertuples():  # one member's question; the other members are negatives
+    for row in ands.itertuples():  # the story and one aspect; the other members are negatives
         assert len(row.positives) == 1 and len(row.negatives) == 2
+        assert "the storm" in row.question and row.operand_texts[1] in set(simple["question"])
+        slot = int(cands.set_index("pid").loc[row.positives[0], "slot"])
+        assert kind["subjects"][list(kind["members"]).index(slot)] in row.question
     ors = composed["OR"]
     assert len(ors) == 3 and ors["question"].str.contains(" or ").all()
     first = ors.iloc[0]
@@ -1710,7 +1712,7 @@ def test_a_topic_is_what_the_paragraphs_write(reply, expected):
 
 @pytest.mark.parametrize(
     ("slot", "reply", "expected"),
-    [(0, "harbour walls", ("Harbour walls", None)), (1, "Ferries", (None, "in_another_passage")),
+    [(0, "harbour walls", ("harbour walls", None)), (1, "Ferries", (None, "in_another_passage")),
      (0, "the storm", (None, "the_topic")), (0, "sea walls", (None, "not_in_the_passage")),
      (0, "walls fell in the storm at", (None, "not_an_aspect"))],
 )  # fmt: skip
@@ -1749,6 +1751,12 @@ def test_topics_and_aspects_are_written_as_prose():
     # a name's possessive is the name ("Kovac's" of "Kovac"); quotes are no part of a phrase
     match = ["Kovac won the match.", 'The match went to Kovac\'s way: an "unacceptable" serve.']
     assert parse_aspect("Kovac's way", match[1], match[:1], "the match") == ("Kovac's way", None)
+    # a sentence's first word is no name unless written so inside a sentence; a common noun's
+    # possessive takes "the"
+    board = ["The board met.", "Closing costs rose. Shareholders' pressure on the board grew."]
+    assert parse_aspect("Closing costs", board[1], board[:1], "the deal") == ("closing costs", None)
+    assert parse_aspect("shareholders' pressure", board[1], board[:1], "the deal") == (
+        "the shareholders' pressure", None)  # fmt: skip
     assert parse_aspect('unacceptable" serve', match[1], match[:1], "the match") == (
         "unacceptable serve", None)  # fmt: skip
     assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (
@@ -1766,7 +1774,7 @@ def test_a_story_keeps_the_members_the_judge_reads_as_about_it(llm):
     verified = verify_story_members(kinds, cands, llm, prompt("judge"), answerer(),
                                     TEMPLATES["about"])  # fmt: skip
     assert list(verified.loc[0, "members"]) == [0, 2, 3]
-    assert list(verified.loc[0, "subjects"]) == ["Harbour", "Schools", "Mayors"]
+    assert list(verified.loc[0, "subjects"]) == ["harbour", "schools", "mayors"]
     # two paragraphs of the story left: no story
     two = candidates([["Harbour walls fell in the storm.", "Aside: crews rested in the storm."]])
     kinds = story_kinds(two, llm, prompt("topic"), prompt("aspect"), settings(),
@@ -1806,7 +1814,7 @@ def test_story_aspects_sharing_a_word_are_one_and_stories_form_no_sets(tmp_path)
         llm = scripted_client(server, tmp_path)
         kinds, simple, composed = story_all(llm, cands)
     assert list(kinds["kind"]) == ["the storm", "the storm"]
-    assert list(kinds.loc[0, "subjects"]) == ["Harbour tax", "Schools"]
+    assert list(kinds.loc[0, "subjects"]) == ["harbour tax", "schools"]
     assert list(kinds.loc[0, "members"]) == [0, 2]
     # each window is its own story: a NOT question's positives are its own window's only
     own = {g: set(cands.loc[cands["group"] == g, "pid"]) for g in (0, 1)}

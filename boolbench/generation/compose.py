@@ -505,8 +505,9 @@ def plan_story(operator: str, g: Group, forms: list[str], settings: GenerationSe
                ) -> list[Plan]:  # fmt: skip
     """The questions of a story group (stories.py: its kind is the story's topic, its members
     the paragraphs with an aspect of their own, each with a question about the topic that
-    names its aspect). AND: a member's question, the story plus its aspect ("How did the
-    drought in Kenya affect maize prices?"); negatives: the other members, of the story
+    names its aspect). AND: the story plus one member's aspect, side by side ("What do
+    reports on the drought in Kenya say about maize prices?", `story_and` forms); the member's
+    question is its operand, which the judge reads; negatives: the other members, of the story
     without the aspect. OR: two aspects at one level ("What do reports on the drought in Kenya
     say about maize prices or cattle losses?"); positives: the two members, negatives: the
     others. NOT: the story without one aspect ("What is known about the drought in Kenya,
@@ -538,7 +539,8 @@ def plan_story(operator: str, g: Group, forms: list[str], settings: GenerationSe
                     operand_texts=[disjunctive[1], simple[0]["question"]])  # fmt: skip
         aspects = [g.subject(s) for s in chosen]
         if operator == "AND":
-            plan.draft = simple[0]["question"]
+            plan.draft = _form(forms, rng).format(topic=topic, aspect=aspects[0])
+            plan.checks = (_names(aspects[0], "drops_the_constraint"),)
         elif operator == "OR":
             plan.operand_qids = [row["qid"] for row in simple]
             plan.operand_texts = [row["question"] for row in simple]

@@ -51,6 +51,7 @@ TEMPLATE_FIELDS = {
     "not": {"kind", "excluded"},
     "story_disjunctive": {"topic"},
     "about": {"topic"},
+    "story_and": {"topic", "aspect"},
     "story_or": {"topic", "first", "second"},
     "story_not": {"topic", "excluded"},
 }

@@ -188,10 +188,13 @@ def _grounded(text: str, phrase: str) -> bool:
 
 def _with_the(phrase: str, texts: list[str]) -> str:
     """`phrase` with "the" where a text writes it with an article ("apart from the European
-    Commission", "the Mekong River Commission"; "a festival spokeswoman" is a thing one
-    counts: "other than festival spokeswoman" reads wrong)."""
+    Commission", "the Mekong River Commission"; "a festival tent" is a thing one counts:
+    "other than festival tent" reads wrong) or where it opens with a common noun's
+    possessive ("about board's consideration" -> "about the board's consideration")."""
     if words(phrase)[:1] and words(phrase)[0] in DETERMINERS:
         return phrase
+    if re.match(r"[a-z][\w-]*(?:'s|s')\s", phrase):  # "board's consideration": whose?
+        return f"the {phrase}"
     pattern = r"\b(?:the|an?)\s+" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
     return f"the {phrase}" if any(re.search(pattern, t, re.IGNORECASE) for t in texts) else phrase
 
@@ -207,7 +210,12 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     written = found.group(0)
     if re.search(r"(?:^|[.!?][\"'”]?\s+)$", text[: found.start()]):  # a sentence's first word
         first, _, rest = written.partition(" ")
-        written = " ".join(filter(None, [_as_prose(first, texts), rest]))
+        # a name is written with its capital inside a sentence too ("Kovac's" of "Kovac"):
+        # else the capital is the sentence's ("Turnout was", "Closing languages would")
+        inside = {re.split(r"['’]", w)[0] for w in _inside_words(texts)}
+        if re.split(r"['’]", first)[0] not in inside and not first.isupper():
+            first = first[:1].lower() + first[1:]
+        written = " ".join(filter(None, [first, rest]))
     return re.sub(r"[\"“”]", "", written)  # 'an "unacceptable" risk': no quotes in a question
 
 
