@@ -1755,8 +1755,11 @@ def test_topics_and_aspects_are_written_as_prose():
     # possessive takes "the"
     board = ["The board met.", "Closing costs rose. Shareholders' pressure on the board grew."]
     assert parse_aspect("Closing costs", board[1], board[:1], "the deal") == ("closing costs", None)
-    assert parse_aspect("shareholders' pressure", board[1], board[:1], "the deal") == (
-        "the shareholders' pressure", None)  # fmt: skip
+    for reply in ("shareholders' pressure", "Shareholders' pressure"):
+        assert parse_aspect(reply, board[1], board[:1], "the deal") == (
+            "the shareholders' pressure", None)  # fmt: skip
+    raids = ["Police raids at dawn found goods.", "The board met."]
+    assert parse_aspect("Police raids", raids[0], raids[1:], "the deal") == ("police raids", None)
     assert parse_aspect('unacceptable" serve', match[1], match[:1], "the match") == (
         "unacceptable serve", None)  # fmt: skip
     assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (

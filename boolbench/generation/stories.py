@@ -201,8 +201,8 @@ def _with_the(phrase: str, texts: list[str]) -> str:
 
 def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     """`phrase` as `text` writes it ("Future Ireland Fund"), without the capital of a sentence's
-    first word ("turnout" of "Turnout was 48.6 percent"); a phrase `text` writes by its stems
-    only, as prose (`_as_prose`)."""
+    first word ("turnout" of "Turnout was 48.6 percent"), and without quotes ('an
+    "unacceptable" risk'); a phrase `text` writes by its stems only, as prose (`_as_prose`)."""
     pattern = r"(?<!\w)" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
     found = re.search(pattern, text, re.IGNORECASE)
     if not found:
@@ -210,33 +210,33 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     written = found.group(0)
     if re.search(r"(?:^|[.!?][\"'”]?\s+)$", text[: found.start()]):  # a sentence's first word
         first, _, rest = written.partition(" ")
-        # a name is written with its capital inside a sentence too ("Kovac's" of "Kovac"):
-        # else the capital is the sentence's ("Turnout was", "Closing languages would")
-        inside = {re.split(r"['’]", w)[0] for w in _inside_words(texts)}
-        if re.split(r"['’]", first)[0] not in inside and not first.isupper():
-            first = first[:1].lower() + first[1:]
-        written = " ".join(filter(None, [first, rest]))
-    return re.sub(r"[\"“”]", "", written)  # 'an "unacceptable" risk': no quotes in a question
+        written = " ".join(filter(None, [_as_prose(first, texts), rest]))
+    return re.sub(r"[\"“”]", "", written)
 
 
 def _as_prose(phrase: str, texts: list[str]) -> str:
-    """`phrase` in the case the texts write its words inside sentences: without the capitals a
-    small model gives a title ("Port Strike" -> "port strike"; a word the texts write only by
-    its stem is no name either: "Firefighting" of "firefighters") and with those
-    of names it writes in lower case ("newcastle forward" -> "Newcastle forward"); a sentence's
-    first word says nothing of its case ("Protection was lower" is no name)."""
-    inside = _inside_words(texts)
-    written = {w for t in texts for w in re.findall(r"[\w-]+", t)}  # "Kovac" of "Kovac's"
+    """`phrase` in the case the texts write its words inside sentences (a possessive by its
+    name: "Kovac's" of "Kovac"): a capital only where they write one there, so none of a
+    title a small model gives ("Port Strike" -> "port strike", "Firefighting" of
+    "firefighters") or of a sentence's first word ("Closing languages", "Police raids"), and
+    the capitals of names it writes in lower case ("newcastle forward" -> "Newcastle
+    forward"). A name the texts write only at a sentence's start loses its capital: the
+    case of a sentence's first word says nothing."""
+    inside = {_base(w) for w in _inside_words(texts)}
     out = []
     for word in phrase.split():
         low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
-        if word[:1].isupper() and not word.isupper() and high not in inside:
-            unwritten = re.split(r"['’]", word)[0] not in written
-            word = low if low in inside or unwritten else word
-        elif word[:1].islower() and high in inside and low not in inside:
+        if word[:1].isupper() and not word.isupper() and _base(high) not in inside:
+            word = low
+        elif word[:1].islower() and _base(high) in inside and _base(low) not in inside:
             word = high
         out.append(word)
     return " ".join(out)
+
+
+def _base(word: str) -> str:
+    """A word without its possessive ("Kovac" of "Kovac's", "teachers" of "teachers'")."""
+    return re.split(r"['’]", word)[0]
 
 
 def story_kinds(
