@@ -1758,8 +1758,10 @@ def test_topics_and_aspects_are_written_as_prose():
     for reply in ("shareholders' pressure", "Shareholders' pressure"):
         assert parse_aspect(reply, board[1], board[:1], "the deal") == (
             "the shareholders' pressure", None)  # fmt: skip
-    raids = ["Police raids at dawn found goods.", "The board met."]
+    raids = ["Police raids at dawn found goods.", "The board met.", "Canada's police slept."]
     assert parse_aspect("Police raids", raids[0], raids[1:], "the deal") == ("police raids", None)
+    # a word written with a capital only where a sentence starts may be a name: kept
+    assert parse_topic("Canada's police", raids) == ("Canada's police", None)
     assert parse_aspect('unacceptable" serve', match[1], match[:1], "the match") == (
         "unacceptable serve", None)  # fmt: skip
     assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (

@@ -206,28 +206,31 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     pattern = r"(?<!\w)" + r"\W+".join(map(re.escape, phrase.split())) + r"(?!\w)"
     found = re.search(pattern, text, re.IGNORECASE)
     if not found:
-        return _as_prose(phrase, texts)
+        return _as_prose(phrase, texts, names=False)
     written = found.group(0)
     if re.search(r"(?:^|[.!?][\"'”]?\s+)$", text[: found.start()]):  # a sentence's first word
         first, _, rest = written.partition(" ")
-        written = " ".join(filter(None, [_as_prose(first, texts), rest]))
+        written = " ".join(filter(None, [_as_prose(first, texts, names=False), rest]))
     return re.sub(r"[\"“”]", "", written)
 
 
-def _as_prose(phrase: str, texts: list[str]) -> str:
+def _as_prose(phrase: str, texts: list[str], names: bool = True) -> str:
     """`phrase` in the case the texts write its words inside sentences (a possessive by its
-    name: "Kovac's" of "Kovac"): a capital only where they write one there, so none of a
-    title a small model gives ("Port Strike" -> "port strike", "Firefighting" of
-    "firefighters") or of a sentence's first word ("Closing languages", "Police raids"), and
-    the capitals of names it writes in lower case ("newcastle forward" -> "Newcastle
-    forward"). A name the texts write only at a sentence's start loses its capital: the
-    case of a sentence's first word says nothing."""
+    name: "Kovac's" of "Kovac"): without the capitals a small model gives a title ("Port
+    Strike" -> "port strike"; "Firefighting", which the texts write only by its stem, of
+    "firefighters") and with those of names it writes in lower case ("newcastle forward" ->
+    "Newcastle forward"). A word the texts write capitalised only where a sentence starts
+    keeps its capital where the phrase may be a name (`names`: a topic, "Canada's finance
+    minister", a name opening a news story's sentences) and loses it where it may not (an
+    aspect, which is no name: "Closing languages", "Police raids")."""
     inside = {_base(w) for w in _inside_words(texts)}
+    written = {w for t in texts for w in re.findall(r"[\w-]+", t)}
     out = []
     for word in phrase.split():
         low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
         if word[:1].isupper() and not word.isupper() and _base(high) not in inside:
-            word = low
+            lower = not names or _base(low) in inside or _base(word) not in written
+            word = low if lower else word
         elif word[:1].islower() and _base(high) in inside and _base(low) not in inside:
             word = high
         out.append(word)
