@@ -1751,6 +1751,8 @@ def test_topics_and_aspects_are_written_as_prose():
     # a name's possessive is the name ("Kovac's" of "Kovac"); quotes are no part of a phrase
     match = ["Kovac won the match.", 'The match went to Kovac\'s way: an "unacceptable" serve.']
     assert parse_aspect("Kovac's way", match[1], match[:1], "the match") == ("Kovac's way", None)
+    assert parse_aspect('unacceptable" serve', match[1], match[:1], "the match") == (
+        "unacceptable serve", None)  # fmt: skip
     # a sentence's first word is no name unless written so inside a sentence; a common noun's
     # possessive takes "the"
     board = ["The board met.", "Closing costs rose. Shareholders' pressure on the board grew."]
@@ -1762,8 +1764,6 @@ def test_topics_and_aspects_are_written_as_prose():
     assert parse_aspect("Police raids", raids[0], raids[1:], "the deal") == ("police raids", None)
     # a word written with a capital only where a sentence starts may be a name: kept
     assert parse_topic("Canada's police", raids) == ("Canada's police", None)
-    assert parse_aspect('unacceptable" serve', match[1], match[:1], "the match") == (
-        "unacceptable serve", None)  # fmt: skip
     assert parse_aspect("lower protection", budget[1], budget[:1], "the budget") == (
         "lower protection", None)  # fmt: skip
     # a clause or a list is no aspect

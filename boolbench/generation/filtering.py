@@ -312,8 +312,8 @@ class Reads:
         about the drought in Kenya?"): a story's paragraphs do not say so in their first
         words, and many not at all ("The coach praised his players"), which the title (the
         headline of the article they are part of) tells. As strict as a membership read: with
-        the title the 1.5B's P(yes) runs high (docs/results.md, "Story groups read with their
-        headline")."""
+        the title the 1.5B's P(yes) runs high (docs/results.md, "Story groups on a second
+        held-out news collection")."""
         key = ("about", topic, pid)
         if key not in self.verdicts and key not in self.pairs:
             self.pairs[key] = Pair(key, self.about_template.format(topic=topic),

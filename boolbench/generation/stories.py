@@ -141,7 +141,7 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
         return None, "in_another_passage"
     if _a_name(aspect, [text, *others]):
         return None, "a_name"
-    if words(aspect)[-1].startswith("spokes"):
+    if any(w.startswith("spokes") for w in words(aspect)[-1:]):
         return None, "a_source"
     return _with_the(_as_written(text, aspect, [text, *others]), [text]), None
 
