@@ -86,8 +86,13 @@ def is_story(kind_row) -> bool:
 def _phrase(reply: str | None) -> str:
     """A reply as a phrase: one line, without wrapping quotes or a final full stop."""
     text = clean(reply).splitlines()[0] if clean(reply) else ""
-    # quotes inside too: 'unacceptable" risk' of 'an "unacceptable" risk'
-    return re.sub(r"[\"“”]", "", text).strip().strip("'").rstrip(".").strip()
+    return _unquoted(text).strip().strip("'").rstrip(".").strip()
+
+
+def _unquoted(text: str) -> str:
+    """`text` without double quotes, inside too: 'an "unacceptable" risk' -> 'an unacceptable
+    risk' (a reply copies them, and a question around the phrase should not)."""
+    return re.sub(r"[\"“”]", "", text)
 
 
 def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | None]:
@@ -211,7 +216,7 @@ def _as_written(text: str, phrase: str, texts: list[str]) -> str:
     if re.search(r"(?:^|[.!?][\"'”]?\s+)$", text[: found.start()]):  # a sentence's first word
         first, _, rest = written.partition(" ")
         written = " ".join(filter(None, [_as_prose(first, texts, names=False), rest]))
-    return re.sub(r"[\"“”]", "", written)
+    return _unquoted(written)
 
 
 def _as_prose(phrase: str, texts: list[str], names: bool = True) -> str:
