@@ -94,7 +94,9 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
     ),
     (
         "one row per candidate: `group` int64, `cluster` int64, `slot` int32, `pid`, `title`, "
-        "`text`; ordered by group, then slot.",
+        "`text`, `construction` (the group's: kind, topic, page or story, from the corpus's "
+        "genre and grouping), `copies` (list<string>: the corpus's other passages of the same "
+        "text, which carry its labels); ordered by group, then slot.",
         {"candidates": "candidates.parquet"},
     ),
     (
@@ -127,10 +129,10 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
         'from its passage; "" where none holds), `places` (aligned with `members`: where its '
         'passage\'s first sentence puts it, "Vietnam" of a city; "" where none holds), `subjects` '
         '(aligned with `members`: each one\'s subject, its title or a name the LLM gave; "" '
-        "where none was named), `construction` (`kind`; `story` for `grouping: document`: "
-        '`kind` is the story\'s topic, the question "What is known about <topic>?", '
-        "`members` the paragraphs with an aspect of their own, `subjects` the aspects, and "
-        "`simple` has each aspect's question about the topic).",
+        "where none was named), `construction` (`kind`; `story`, `topic` or `page` for groups "
+        'that share a story, a web topic or a page: `kind` is the topic, the question "What is '
+        'known about <topic>?", `members` the passages with an aspect of their own, `subjects` '
+        "the aspects, and `simple` has each aspect's question about the topic).",
         {"atomic_questions": "questions/{kind}.parquet"},
     ),
     (
@@ -168,7 +170,8 @@ _ROWS: list[tuple[str, dict[str, str]]] = [
     ),
     (
         "every composed question with the dataset columns plus `status`, `reason`, `attempts`, "
-        "`passes_default`, `passes_strict`, `filter_reason`, `kept`, `reject_reason`.",
+        "`passes_default`, `passes_strict`, `filter_reason`, `kept`, `reject_reason`, "
+        "`construction` (the group's: kind, topic, page or story).",
         {"all_questions": "boolquestions_all.parquet"},
     ),
     (

@@ -16,5 +16,8 @@ rule sample_candidates:
         sizes=lambda wc: corpus_entry(wc)["candidates"]["sizes"],
         skip_loosest=lambda wc: corpus_entry(wc)["candidates"]["skip_loosest"],
         seed=config["seed"],
+        genre=lambda wc: corpus_entry(wc)["genre"],
+        source=lambda wc: corpus_entry(wc)["source"],
+        grouping=lambda wc: corpus_entry(wc)["grouping"],
     script:
         "../workflow_scripts/sample_candidates.py"

@@ -30,6 +30,7 @@ from boolbench.corpus.sources import SourceSpec
 from boolbench.dataset_card import card_settings
 from boolbench.errors import BoolbenchError
 from boolbench.generation.prompts import resolve_prompts, resolve_templates, step_prompt
+from boolbench.generation.stories import PROMPTS_OF as TOPICAL_PROMPTS
 from boolbench.paths import artifact
 from boolbench.report.figures import FIGURES, corpus_figures
 from boolbench.report.pages import corpus_config

@@ -39,8 +39,8 @@ ATOMIC_PARAMS = {
     "place_prompt": lambda wc: (
         prompt_params("place") if wc.kind == "disjunctive" else None
     ),
-    # grouping: document: each window's story and its paragraphs' aspects, not a kind
-    "story": story_params,
+    # groups of a story, topic or page (stories.py): their topics and aspects, not a kind
+    "topical": topical_params,
 }
 COMPOSE_PARAMS = {
     "llm": lambda wc: llm_params(wc.operator),
@@ -48,8 +48,10 @@ COMPOSE_PARAMS = {
     "prompt": lambda wc: prompt_params(wc.operator),
     "forms": lambda wc: TEMPLATES[wc.operator],
     "place_forms": lambda wc: TEMPLATES["or_place"] if wc.operator == "or" else None,
-    # story groups (grouping: document): OR and NOT over a story's aspects
-    "story_forms": lambda wc: TEMPLATES.get(f"story_{wc.operator}"),
+    # groups of a story, topic or page (stories.py): AND, OR and NOT over their aspects
+    "story_forms": lambda wc: {
+        c: TEMPLATES[f"{c}_{wc.operator}"] for c in TOPICAL_PROMPTS
+    },
     "generation": GENERATION_PARAMS,
     # the split is decided here (before split.by, results were split by group: they rerun)
     "split": {

@@ -55,6 +55,12 @@ TEST_PROMPTS = {
     "topic": {"system": "N", "template": "TOPIC|{items}"},
     "aspect": {"system": "N", "template": "ASPECT|{topic}|{paragraph}"},
     "story": {"system": "Q", "template": "STORY|{topic}|{aspect}|{paragraph}"},
+    # topic (web) and page groups: scripted as a story's
+    "topic_name": {"system": "N", "template": "TOPIC|{items}"},
+    "topic_aspect": {"system": "N", "template": "ASPECT|{topic}|{paragraph}"},
+    "topic_question": {"system": "Q", "template": "STORY|{topic}|{aspect}|{paragraph}"},
+    "page_aspect": {"system": "N", "template": "ASPECT|{topic}|{paragraph}"},
+    "page_question": {"system": "Q", "template": "STORY|{topic}|{aspect}|{paragraph}"},
     "and": {"system": "Q", "template": "AND|{draft}"},
     "or": {"system": "Q", "template": "OR|{draft}"},
     "not": {"system": "Q", "template": "NOT|{draft}"},

@@ -1635,7 +1635,7 @@ def story_all(llm, cands, gen=None):
     simple = story_questions(cands, kinds, llm, prompt("story"), gen, "m")
     composed = {op: compose(op, cands, simple, kinds, llm, compose_prompt(op, "template"), gen,
                             TEMPLATES[op.lower()], "m",
-                            story_forms=TEMPLATES.get(f"story_{op.lower()}", ()))
+                            story_forms={"story": TEMPLATES[f"story_{op.lower()}"]})
                 for op in ("AND", "OR", "NOT")}  # fmt: skip
     return kinds, simple, composed
 

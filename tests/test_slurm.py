@@ -65,7 +65,7 @@ def corpus_for(workflow) -> dict:
             lines.append(f"{page * 5 + i}\t{text}\tPage{page}")
     path = workflow.path("psgs_w100.tsv")
     path.write_text("\n".join(lines) + "\n")
-    return {"source": "dpr", "path": str(path), "grouping": "document"}
+    return {"source": "dpr", "path": str(path), "grouping": "document", "genre": "news"}
 
 
 def config_for(workflow, server):

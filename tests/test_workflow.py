@@ -298,7 +298,8 @@ def test_a_document_grouped_corpus_asks_about_each_pages_story(workflow):
     path = workflow.path("psgs_w100.tsv")
     path.write_text("\n".join(lines) + "\n")
     with FakeOpenAIServer(responder=respond) as server:
-        corpora = {"nq": {"source": "dpr", "path": str(path), "grouping": "document"}}
+        corpora = {"nq": {"source": "dpr", "path": str(path), "grouping": "document",
+                          "genre": "news"}}  # fmt: skip
         config = scripted_config(server, corpora=corpora, document_grouping={"window": 5},
                                  candidates={"n_groups": 2, "sizes": [5]})  # fmt: skip
         workflow.write_config(config)
@@ -318,6 +319,40 @@ def test_a_document_grouped_corpus_asks_about_each_pages_story(workflow):
         assert not {page[p] for p in row.pooled_positives} - own
     nots = kept[kept["type"] == "NOT"]
     assert (nots["negatives"].map(len) == 1).all() and (nots["positives"].map(len) == 4).all()
+
+
+def test_a_corpus_of_pages_asks_about_each_pages_subject(workflow):
+    """A DPR corpus is of pages (its genre, from the source): each window's questions ask
+    about its page's subject, the title, and its passages' parts, construction page, a column
+    of the questions and a row of Table 1."""
+    from boolbench.llm.fake_server import FakeOpenAIServer
+    from tests.scripted_llm import respond, scripted_config
+
+    lines = ["id\ttext\ttitle"]
+    parts = [["Harbour", "Towers", "Gardens"], ["Trains", "Tracks", "Stations"]]
+    for page, title in enumerate(["Norland Castle", "Norland Railway"]):
+        for i, word in enumerate(parts[page]):
+            text = f"{word} of {title} are described here: {word.lower()} and more."
+            lines.append(f"{page * 3 + i}\t{text}\t{title}")
+    path = workflow.path("psgs_w100.tsv")
+    path.write_text("\n".join(lines) + "\n")
+    with FakeOpenAIServer(responder=respond) as server:
+        corpora = {"nq": {"source": "dpr", "path": str(path), "grouping": "document"}}
+        config = scripted_config(server, corpora=corpora, document_grouping={"window": 3},
+                                 candidates={"n_groups": 2, "sizes": [3]})  # fmt: skip
+        workflow.write_config(config)
+        workflow.run(artifact("table1_md", corpus="nq"))
+    kinds = pd.read_parquet(workflow.path(artifact("atomic_questions", corpus="nq",
+                                                   kind="disjunctive")))  # fmt: skip
+    assert sorted(kinds["kind"]) == ["Norland Castle", "Norland Railway"]
+    assert (kinds["construction"] == "page").all()
+    every = pd.read_parquet(workflow.path(artifact("all_questions", corpus="nq")))
+    assert (every["construction"] == "page").all()
+    kept = every[every["kept"]]
+    assert set(kept["type"]) == {"AND", "OR", "NOT"}
+    assert kept["question"].str.contains("Norland Castle|Norland Railway").all()
+    table1 = workflow.path(artifact("table1_md", corpus="nq")).read_text()
+    assert "ALL page" in table1
 
 
 def random_text(rng, words):

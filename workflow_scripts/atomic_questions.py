@@ -19,5 +19,5 @@ with script_context(snakemake), llm_job(snakemake) as llm:
         member_judge=snakemake.params.member_judge,
         sort_prompt=snakemake.params.sort_prompt,
         place_prompt=snakemake.params.place_prompt,
-        story=snakemake.params.story,
+        topical=snakemake.params.topical,
     )

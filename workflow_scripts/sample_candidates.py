@@ -13,4 +13,7 @@ with script_context(snakemake):
         candidates_out=snakemake.output[0],
         embeddings_path=snakemake.input.get("embeddings"),
         skip_loosest=snakemake.params.skip_loosest,
+        genre=snakemake.params.genre,
+        source=snakemake.params.source,
+        grouping=snakemake.params.grouping,
     )

@@ -73,7 +73,7 @@ COMPOSED_SCHEMA = pa.schema(
     [("qid", pa.string()), ("type", pa.string()), ("group", pa.int64()), ("cluster", pa.int64()),
      *QUESTION_FIELDS, ("operator", pa.string()), ("operand_qids", _LIST),
      ("operand_texts", _LIST), ("positives", _LIST), ("negatives", _LIST),
-     ("split", pa.string())]
+     ("split", pa.string()), ("construction", pa.string())]
 )  # fmt: skip
 _OPERATOR_CODE = {"AND": 1, "OR": 2, "NOT": 3, "OR place": 4}
 SLOT_STRIDE = 1000  # a slot in a set of groups (`merged`): the group's index times this + slot
@@ -608,10 +608,10 @@ def compose(
     planned: set[int] | None = None,
     split_by: str = "kind",
     train_fraction: float = 0.5,
-    story_forms: list[str] = (),
+    story_forms: dict[str, list[str]] | None = None,
 ) -> pd.DataFrame:
     """The `operator` questions of the groups `planned` (None: every group of `candidates`;
-    story groups with `story_forms`, `plan_story`),
+    story groups and their kin with `story_forms`, per construction, `plan_story`),
     with labels and split (`train_fraction` of the kinds or groups train, `split_by`,
     `split_key`): the template's question, or (compose mode llm) the LLM's rewrite of it (OR:
     `place_forms` for two places before two sorts). Groups of one kind in one split are one
@@ -643,7 +643,8 @@ def compose(
     for g in groups:
         if g.group in wanted:
             if g.story:
-                plans = plan_story(operator, g, list(story_forms), settings)
+                forms_of = (story_forms or {}).get(g.kind["construction"], ())
+                plans = plan_story(operator, g, list(forms_of), settings)
             elif operator == "OR":
                 plans = plan_or(g, forms, settings, place_forms, kin.get(g.group, []))
             elif operator == "NOT":
@@ -664,6 +665,8 @@ def compose(
     items = [p.item for p in plans if p.item is not None]
     outcomes = generate(llm, prompt, items, settings, "{draft}") if items else {}
     log_outcomes(operator, outcomes)
+    construction = _constructions(candidates, kind_by_group)
+    copies = _copies(candidates)
     rows = []
     for plan in plans:
         if plan.item is not None:
@@ -676,10 +679,33 @@ def compose(
             {"qid": plan.qid, "type": plan.type, "group": plan.group, "cluster": plan.cluster,
              **outcome_columns(outcome, prompt, model), "operator": plan.type,
              "operand_qids": plan.operand_qids, "operand_texts": plan.operand_texts,
-             "positives": plan.positives, "negatives": plan.negatives,
-             "split": split[plan.group]}
+             "positives": _with_copies(plan.positives, copies),
+             "negatives": _with_copies(plan.negatives, copies),
+             "split": split[plan.group], "construction": construction[plan.group]}
         )  # fmt: skip
     return pd.DataFrame(rows, columns=COMPOSED_SCHEMA.names)
+
+
+def _constructions(candidates: pd.DataFrame, kind_by_group: dict[int, dict]) -> dict[int, str]:
+    """Each group's construction: its kinds row's, else its candidates' (kind without one)."""
+    given = (candidates.groupby("group")["construction"].first().to_dict()
+             if "construction" in candidates else {})  # fmt: skip
+    return {int(g): kind_by_group.get(int(g), {}).get("construction") or given.get(g, "kind")
+            for g in candidates["group"].unique()}  # fmt: skip
+
+
+def _copies(candidates: pd.DataFrame) -> dict[str, list[str]]:
+    """Each candidate's copies in the corpus (candidates.py), where it has some."""
+    if "copies" not in candidates:
+        return {}
+    return {p: list(c) for p, c in zip(candidates["pid"], candidates["copies"], strict=True)
+            if c is not None and len(c)}  # fmt: skip
+
+
+def _with_copies(pids: list[str], copies: dict[str, list[str]]) -> list[str]:
+    """`pids` and their copies: a copy of a labelled passage carries its label (a model that
+    returns it is not scored as failing, nor as finding a negative less)."""
+    return list(pids) + [c for p in pids for c in copies.get(p, []) if c not in pids]
 
 
 def _settle_draft(plan: Plan, g: Group, settings: GenerationSettings) -> None:

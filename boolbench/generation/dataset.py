@@ -55,7 +55,7 @@ ALL_SCHEMA = DATASET_SCHEMA.append(pa.field("status", pa.string()))
 for _name, _type in (
     ("reason", pa.string()), ("attempts", pa.int64()), ("passes_default", pa.bool_()),
     ("passes_strict", pa.bool_()), ("filter_reason", pa.string()), ("kept", pa.bool_()),
-    ("reject_reason", pa.string()),
+    ("reject_reason", pa.string()), ("construction", pa.string()),
 ):  # fmt: skip
     ALL_SCHEMA = ALL_SCHEMA.append(pa.field(_name, _type))
 
@@ -91,6 +91,8 @@ def assemble(
     judge found relevant (pooled_positives) or not (pooled_negatives); a pooled passage whose
     judgement failed stays unjudged."""
     table = questions.merge(verdicts(answers), on="qid", how="left")
+    if "construction" not in table:  # composed before constructions were recorded
+        table["construction"] = None
     # Labelled passages the judge read as outside the kind leave the group labels judged not
     # relevant; AND negatives it read as meeting the constraint too leave them unjudged.
     outside = answers[outside_kind(answers)].groupby("qid")["pid"].agg(set)
@@ -144,8 +146,14 @@ def table1(all_questions: pd.DataFrame) -> pd.DataFrame:
     counts behind it: groups, LLM-written, template fallbacks, drops, filter rejections, and
     the pass rates of both filter modes among written questions."""
     rows = []
-    for kind in ("ALL", *TYPES):
-        part = all_questions if kind == "ALL" else all_questions[all_questions["type"] == kind]
+    # ALL, each type, and (what a run made, and why it kept what it kept) each construction
+    constructions = sorted(all_questions["construction"].dropna().unique()) if (
+        "construction" in all_questions) else []  # fmt: skip
+    for kind in ("ALL", *TYPES, *(f"ALL {c}" for c in constructions)):
+        if kind.startswith("ALL "):
+            part = all_questions[all_questions["construction"] == kind[4:]]
+        else:
+            part = all_questions if kind == "ALL" else all_questions[all_questions["type"] == kind]
         kept = part[part["kept"]]
         written = part[part["status"] != "dropped"]
         rows.append(
@@ -175,6 +183,9 @@ def table1(all_questions: pd.DataFrame) -> pd.DataFrame:
 
 
 TABLE1_NOTES = [
+    "Rows 'ALL <construction>': the questions of groups of that construction (kind: members of "
+    "a kind; topic: a web topic's angles; page: a page's subject and its parts; story: a "
+    "story's aspects; docs/corpora.md, 'Corpus kinds'). "
     "questions, avg_pos, avg_neg: kept questions and their group labels (the paper's Table 1); "
     "avg_pooled_pos, avg_pooled_neg: their pooled labels (pooled passages judged relevant / "
     "not). generated: questions planned (a group without one of a type counts once); llm: "

@@ -29,6 +29,11 @@ FIELDS = {
     "topic": {"items"},
     "aspect": {"paragraph", "topic"},
     "story": {"paragraph", "topic", "aspect"},
+    "topic_name": {"items"},
+    "topic_aspect": {"paragraph", "topic"},
+    "topic_question": {"paragraph", "topic", "aspect"},
+    "page_aspect": {"paragraph", "topic"},
+    "page_question": {"paragraph", "topic", "aspect"},
     "and": {"question", "draft", "positive_paragraphs", "negative_paragraphs"},
     "or": {"expression", "first", "second", "draft"},
     "not": {"expression", "question", "excluded", "draft"},
@@ -54,6 +59,10 @@ TEMPLATE_FIELDS = {
     "story_and": {"topic", "aspect"},
     "story_or": {"topic", "first", "second"},
     "story_not": {"topic", "excluded"},
+    **{f"{c}_disjunctive": {"topic"} for c in ("topic", "page")},
+    **{f"{c}_and": {"topic", "aspect"} for c in ("topic", "page")},
+    **{f"{c}_or": {"topic", "first", "second"} for c in ("topic", "page")},
+    **{f"{c}_not": {"topic", "excluded"} for c in ("topic", "page")},
 }
 # How a prompt set writes each step (`modes:` of the set; the first choice is the default):
 # compose: template (AND/OR/NOT are the templates' questions, no LLM call) | llm (the LLM
@@ -61,10 +70,14 @@ TEMPLATE_FIELDS = {
 MODES = {"compose": ("template", "llm")}
 COMPOSED = OPERATORS  # the composed questions' prompts
 # Which system message goes with which prompt.
-SYSTEM_OF = {name: "questioner_system" for name in ("simple", "story", *COMPOSED, "decompose")}
+SYSTEM_OF = {
+    name: "questioner_system"
+    for name in ("simple", "story", "topic_question", "page_question", *COMPOSED, "decompose")
+}
 SYSTEM_OF["kinds"] = "kinds_system"
 SYSTEM_OF["sort"] = SYSTEM_OF["place"] = "sorter_system"
-SYSTEM_OF["subject"] = SYSTEM_OF["topic"] = SYSTEM_OF["aspect"] = "namer_system"
+for _name in ("subject", "topic", "aspect", "topic_name", "topic_aspect", "page_aspect"):
+    SYSTEM_OF[_name] = "namer_system"
 SYSTEM_OF["answerer"] = "answerer_system"
 SYSTEM_OF["judge"] = "judge_system"
 for _name in ("audit_operator", "audit_natural", "audit_part"):

@@ -65,22 +65,41 @@ def atomic_step(
     member_judge: dict | None = None,
     sort_prompt: dict | None = None,
     place_prompt: dict | None = None,
-    story: dict | None = None,
+    topical: dict | None = None,
 ) -> None:
-    """One shard of the groups' atomic questions (with `story`, the prompts topic, aspect and
-    question and the template disjunctive of story groups: every group is one,
-    `stories.story_kinds`, `stories.story_questions`): `disjunctive`, the kind the group's passages
-    share (its question rendered from `template`), its members and what each is called (the
-    title, or a name given with `subject_prompt` where titles cannot tell passages apart; with
-    `member_judge` (the job's params: prompt, answerer section, max_passage_words, membership
-    and named templates, lead_words) the members are those the judge reads as of the kind; with
-    `sort_prompt` each member's sort is named, with `place_prompt` its place), or `simple`, a
-    question per member of the kind read from `kinds`."""
+    """One shard of the groups' atomic questions, each group by its `construction` (a column
+    of the candidates; kind where it has none). Groups of a kind: `disjunctive`, the kind the
+    group's passages share (its question rendered from `template`), its members and what each
+    is called (the title, or a name given with `subject_prompt` where titles cannot tell
+    passages apart; with `member_judge` (the job's params: prompt, answerer section,
+    max_passage_words, membership and named templates, lead_words) the members are those the
+    judge reads as of the kind; with `sort_prompt` each member's sort is named, with
+    `place_prompt` its place), or `simple`, a question per member of the kind read from
+    `kinds`. Groups of a story, topic or page (stories.py): with `topical`, per construction
+    its prompts topic (None for a page), aspect and question and its disjunctive template."""
     cands = in_shard(pd.read_parquet(candidates), shard)
-    if story is not None:
-        judge = filtering.member_judge(member_judge, settings.seed)
-        table = _story_step(kind, cands, kinds, shard, llm, story, settings, judge)
-    elif kind == "disjunctive":
+    by = cands["construction"] if "construction" in cands else pd.Series("kind", cands.index)
+    tables = []
+    for construction, part in cands.groupby(by, sort=True):
+        if construction == "kind":
+            tables.append(_kind_step(kind, part, kinds, shard, llm, prompt, settings, template,
+                                     subject_prompt, member_judge, sort_prompt,
+                                     place_prompt))  # fmt: skip
+        else:
+            if not topical or construction not in topical:
+                raise ValueError(f"{candidates}: construction {construction!r} has no prompts")
+            judge = filtering.member_judge(member_judge, settings.seed)
+            tables.append(_story_step(kind, part, kinds, shard, llm, topical[construction],
+                                      settings, judge, construction))  # fmt: skip
+    table = (pd.concat(tables, ignore_index=True).sort_values("group", kind="stable")
+             if tables else pd.DataFrame(columns=ATOMIC_SCHEMAS[kind].names))  # fmt: skip
+    _write(table, ATOMIC_SCHEMAS[kind], out)
+
+
+def _kind_step(kind, cands, kinds, shard, llm, prompt, settings, template, subject_prompt,
+               member_judge, sort_prompt, place_prompt) -> pd.DataFrame:  # fmt: skip
+    """The atomic questions of groups of a kind (`atomic_step`)."""
+    if kind == "disjunctive":
         table = kind_questions(cands, llm, Prompt(**prompt), settings, template, llm.model_name)
         with_kind = cands[cands["group"].isin(table.loc[table["status"] != "dropped", "group"])]
         subject = Prompt(**subject_prompt) if subject_prompt else None
@@ -96,11 +115,10 @@ def atomic_step(
             table = member_sorts(table, cands, llm, Prompt(**sort_prompt), settings)
         if place_prompt is not None:
             table = member_sorts(table, cands, llm, Prompt(**place_prompt), settings, "places")
-    else:
-        kind_rows = in_shard(pd.read_parquet(kinds), shard)
-        table = simple_questions(cands, kind_rows, llm, Prompt(**prompt), settings,
-                                 llm.model_name)  # fmt: skip
-    _write(table, ATOMIC_SCHEMAS[kind], out)
+        return table
+    kind_rows = in_shard(pd.read_parquet(kinds), shard)
+    kind_rows = kind_rows[kind_rows["group"].isin(cands["group"])]
+    return simple_questions(cands, kind_rows, llm, Prompt(**prompt), settings, llm.model_name)
 
 
 def _story_step(
@@ -112,13 +130,16 @@ def _story_step(
     story: dict,
     settings: GenerationSettings,
     judge: dict | None = None,
+    construction: str = stories.STORY,
 ) -> pd.DataFrame:
-    """The atomic questions of story groups: their topics and aspects (with `judge`, the
-    members it reads as about the story), or the aspects' questions."""
+    """The atomic questions of story groups and their kin (`construction`): their topics and
+    aspects (with `judge`, the members it reads as about the topic), or the aspects'
+    questions."""
     if kind == "disjunctive":
+        topic = Prompt(**story["topic"]) if story.get("topic") else None
         table = stories.story_kinds(
-            cands, llm, Prompt(**story["topic"]), Prompt(**story["aspect"]), settings,
-            story["template"], llm.model_name,
+            cands, llm, topic, Prompt(**story["aspect"]), settings, story["template"],
+            llm.model_name, construction,
         )  # fmt: skip
         if judge is not None and judge["about"]:
             table = filtering.verify_story_members(
@@ -126,6 +147,7 @@ def _story_step(
             )
         return table
     kind_rows = in_shard(pd.read_parquet(kinds), shard)
+    kind_rows = kind_rows[kind_rows["group"].isin(cands["group"])]
     prompt = Prompt(**story["question"])
     return stories.story_questions(cands, kind_rows, llm, prompt, settings, llm.model_name)
 
@@ -210,7 +232,10 @@ def judge_step(
     simples = in_shard(pd.read_parquet(simple), shard)
     pooled = filtering.pools(questions, {m: pd.read_parquet(p) for m, p in runs.items()},
                              pooling.depth)  # fmt: skip
-    texts, titles = _passages(corpus, set(cands["pid"]) | set(pooled["pid"]))
+    # the labelled passages: the candidates and their copies in the corpus (candidates.py)
+    labelled = {p for column in ("positives", "negatives") for pids in questions[column]
+                for p in pids}  # fmt: skip
+    texts, titles = _passages(corpus, set(cands["pid"]) | set(pooled["pid"]) | labelled)
     reads = filtering.Reads(texts, titles, membership, settings, pooling.lead_words, named, about)
     answers, check = filtering.filter_and_check(
         questions, simples, kinds, cands, llm, Prompt(**prompt), settings, reads

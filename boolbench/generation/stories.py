@@ -14,10 +14,26 @@ paragraph's aspect (a few words its own paragraph writes and no other of the gro
 each aspect's question (about the topic, naming the aspect). The kinds table carries them as
 the group's kind (the topic), its members and their subjects (the aspects), construction
 "story"; the simple-questions table as the members' questions.
+
+The same construction serves every group that shares a subject rather than a kind, each in
+its own wording (the group's `construction`, corpus/genre.py; prompts and templates per
+construction in resources/prompts.yaml):
+- story: a news story's window ("What do reports on the drought in Kenya say about maize
+  prices?");
+- topic: a cluster of web passages that answer one information need from several angles (the
+  paper's BQ-MARCO: "What causes upper abdomen pain but is unrelated to the liver?"); the
+  topic is named by the LLM as a story's is;
+- page: a window of one encyclopedia page (the paper's BQ-NQ): the topic is the page's title,
+  no LLM call, each passage's aspect a part of its subject ("What is known about the chipset
+  of the Atari Jaguar?").
+Beside a story's rules, an aspect of a topic or page may not name the topic again ("the Atari
+Jaguar's chipset" of the Atari Jaguar: "about the Atari Jaguar's chipset of the Atari
+Jaguar").
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import Counter
@@ -50,11 +66,20 @@ from boolbench.generation.validation import (
     words,
 )
 from boolbench.llm import ChatRequest, LLMClient
-from boolbench.llm.until_valid import ask_until_valid
+from boolbench.llm.until_valid import Answer, ask_until_valid
 
 log = logging.getLogger(__name__)
 
 STORY = "story"  # the kinds table's construction of a story group ("kind" for the others)
+# The constructions this module writes (story groups and their kin; `is_story`), each with
+# its prompts (resources/prompts.yaml): the topic's (None: a page's title), the aspect's and
+# the aspect question's; its templates are <construction>_disjunctive, _and, _or and _not.
+PROMPTS_OF = {
+    "story": ("topic", "aspect", "story"),
+    "topic": ("topic_name", "topic_aspect", "topic_question"),
+    "page": (None, "page_aspect", "page_question"),
+}
+TOPICAL = tuple(PROMPTS_OF)
 TOPIC_MAX_WORDS = 8
 TOPIC_MAX_TOKENS = 24
 ASPECT_MAX_WORDS = 5
@@ -78,9 +103,9 @@ VAGUE_TOPICS = frozenset(["article", "articles", "story", "stories", "news", "re
 
 
 def is_story(kind_row) -> bool:
-    """True for a kinds row of a story group."""
+    """True for a kinds row of a story group or its kin (TOPICAL: a topic, a page)."""
     get = kind_row.get if isinstance(kind_row, dict) else lambda k: getattr(kind_row, k, None)
-    return get("construction") == STORY
+    return get("construction") in TOPICAL
 
 
 def _phrase(reply: str | None) -> str:
@@ -95,12 +120,17 @@ def _unquoted(text: str) -> str:
     return re.sub(r"[\"“”]", "", text)
 
 
-def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | None]:
+def parse_topic(reply: str | None, texts: list[str], construction: str = STORY
+                ) -> tuple[str | None, str | None]:  # fmt: skip
     """The story's topic, or (None, reason): two to TOPIC_MAX_WORDS words, no question, not a
     name of the document ("the article"), and every content word of it written in the
     paragraphs (by its stem: "foods" of "food"), some in at least two of them (what they all
-    are about, not one's detail). Written as prose (`_as_prose`), with "the" before a common
-    noun ("the port strike in Belgium"; "Calloway Retail", "Ireland's budget" take none)."""
+    are about, not one's detail). A story's is written as prose (`_as_prose`), with "the"
+    before a common noun ("the port strike in Belgium"; "Calloway Retail", "Ireland's budget"
+    take none). A web topic's (`construction` topic) is written as the passages usually write
+    it (`_as_usually_written`): web passages open with title-cased headings ("Life Cycle of a
+    Housefly."), so a capital inside a sentence is no sign of a name, and a need is asked
+    about without an article unless the passages give it one ("heart failure", "sharks")."""
     topic = re.sub(r"\s*\([^)]*\)", "", _phrase(reply)).strip()  # "Ariadne (spacecraft)"
     if not topic:
         return None, "empty"
@@ -115,6 +145,8 @@ def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | 
         return None, "not_in_the_passages"
     if not any(sum(w in h for h in have) >= 2 for w in wanted_stems):
         return None, "topic_of_one_passage"
+    if construction != STORY:
+        return _as_usually_written(topic, texts), None
     topic = _as_prose(topic, texts)
     first, last = topic.split()[0], topic.split()[-1]
     common = first[:1].islower() or last[:1].islower()  # "budget for Ireland", "port strike"
@@ -123,8 +155,57 @@ def parse_topic(reply: str | None, texts: list[str]) -> tuple[str | None, str | 
     return _with_the(topic, texts), None
 
 
-def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
-                 ) -> tuple[str | None, str | None]:  # fmt: skip
+def page_topic(title: str | None, texts: list[str]) -> tuple[str | None, str | None]:
+    """A page's topic, its title, or (None, reason): without a parenthesis ("Mercury
+    (planet)"), with "the" where the texts write the title after "the" more often than not
+    ("the Atari Jaguar", "the Planck family"; "Nauru", though one writes "the Nauru
+    government"), and a first word in lower case where the texts write it so inside
+    sentences ("pharmacology": titles open with a capital)."""
+    if not isinstance(title, str) or not title.strip():
+        return None, "no_title"
+    topic = re.sub(r"\s*\([^)]*\)", "", title).strip().replace("_", " ")
+    if len(topic.split()) > TOPIC_MAX_WORDS:
+        return None, "not_a_topic"
+    first, _, rest = topic.partition(" ")
+    lower = first[:1].lower() + first[1:]
+    inside = _inside_words(texts)
+    if first[:1].isupper() and lower in inside and first not in inside:
+        topic = " ".join(filter(None, [lower, rest]))
+    return _the_by_majority(topic, texts), None
+
+
+def _as_usually_written(phrase: str, texts: list[str]) -> str:
+    """`phrase` with each word in the case the texts write it most often inside sentences (a
+    word they do not write there keeps its case), and "the" by `_the_by_majority`."""
+    counts = Counter(m.group(1) for t in texts
+                     for m in re.finditer(r"(?<![.!?\"“:])\s([A-Za-z][\w'-]*)", t))  # fmt: skip
+    found = phrase.split()
+    while len(found) > 1 and found[0].lower() in DETERMINERS:  # "the": by the texts, below
+        found = found[1:]
+    out = []
+    for word in found:
+        low, high = word[:1].lower() + word[1:], word[:1].upper() + word[1:]
+        if not word.isupper() and (counts[low] or counts[high]):
+            word = low if counts[low] >= counts[high] else high
+        out.append(word)
+    return _the_by_majority(" ".join(out) or phrase, texts)
+
+
+def _the_by_majority(phrase: str, texts: list[str]) -> str:
+    """`phrase` with "the" where the texts write it after "the" more often than not ("the
+    Atari Jaguar", "the hotel industry"; "Nauru", though one writes "the Nauru government";
+    "heart failure")."""
+    words_ = phrase.split()
+    if words_[0].lower() == "the":
+        words_ = words_[1:]
+    pattern = r"(?<!\w)(the\s+)?" + r"\W+".join(map(re.escape, words_)) + r"(?!\w)"
+    found = [m.group(1) is not None for t in texts for m in re.finditer(pattern, t, re.IGNORECASE)]
+    bare = " ".join(words_)
+    return f"the {bare}" if sum(found) > len(found) / 2 else bare
+
+
+def parse_aspect(reply: str | None, text: str, others: list[str], topic: str,
+                 construction: str = STORY) -> tuple[str | None, str | None]:  # fmt: skip
     """A paragraph's aspect of the story, or (None, reason): one to ASPECT_MAX_WORDS words
     that the paragraph writes (or every content word of them, by its stem: "Brinkman shares"
     of "Shares in Brinkman"), another paragraph of the group does not (it tells this
@@ -132,7 +213,12 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
     topic (a small model often names the story again), no clause or list (`_clause`), no
     name (`_a_name`) and not who is quoted ("the festival spokeswoman": "other than the
     festival spokeswoman" excludes a source, not a part of the story; blind readers found it
-    unnatural). Written as its paragraph writes it, with "the" where it has an article."""
+    unnatural). A topic's or page's aspect names no word of the topic ("the Atari Jaguar's
+    chipset"): its questions name the topic beside it; and one word of it is what the passage
+    is about only where the passage writes it twice or more (by its stem: "symptoms",
+    "symptom"): a word written once in passing ("comparison", "organization") names no angle
+    of the topic that a reader could ask for (`a_passing_word`). Written as its paragraph writes it,
+    with "the" where it has an article."""
     aspect = _phrase(reply)
     if not aspect:
         return None, "empty"
@@ -142,6 +228,10 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
         return None, "not_in_the_passage"
     if not set(content_words(aspect)) - set(content_words(topic)):
         return None, "the_topic"
+    if construction != STORY and stems(aspect) & stems(topic):
+        return None, "names_the_topic"
+    if construction != STORY and len(content_words(aspect)) == 1 and _times(text, aspect) < 2:
+        return None, "a_passing_word"
     if any(_grounded(other, aspect) for other in others):
         return None, "in_another_passage"
     if _a_name(aspect, [text, *others]):
@@ -149,6 +239,87 @@ def parse_aspect(reply: str | None, text: str, others: list[str], topic: str
     if any(w.startswith("spokes") for w in words(aspect)[-1:]):
         return None, "a_source"
     return _with_the(_as_written(text, aspect, [text, *others]), [text]), None
+
+
+CHOICE_WORDS = 4  # the longest phrase an aspect is chosen among
+LIST_WORDS = frozenset(["and", "or", "but", "nor", "&"])
+# What a noun phrase follows inside a clause: an article or possessive, or a preposition.
+LEAD_INS = DETERMINERS | frozenset(["of", "in", "on", "for", "with", "by", "about", "from",
+                                    "into", "over", "under", "at", "after", "before", "during",
+                                    "between", "against", "without", "through", "our", "your",
+                                    "those", "such", "including", "like", "as"])  # fmt: skip
+MAX_CHOICES = 120  # of a passage's phrases, in the order it writes them
+
+
+def aspect_choices(text: str, others: list[str], topic: str, construction: str) -> list[str]:
+    """The phrases of `text` that are valid aspects (`parse_aspect`) and have the shape of a
+    noun phrase, in the order it writes them: runs of one to CHOICE_WORDS words within a clause
+    (no punctuation inside, no "and" or "or": a list is two aspects) that open and close on a
+    content word, with an article only at their start and that one "the" ("steals the
+    paintings", "the Organization of the Black" are no phrase), not opening or closing on an
+    adverb ("largely"), not opening on a verb's form unless after an article, a possessive or
+    a preposition ("failed to gain", "designed houses"), and that end where the clause does or
+    a function word follows (not inside a name: "the Organization of the Black Sea")."""
+    found, seen = [], set()
+    for clause in re.split(r"[,.;:!?()\[\]\"“”]+|\s[-–—]\s", text):
+        tokens = clause.split()
+        for i in range(len(tokens)):
+            before = tokens[i - 1].lower() if i else None
+            for n in range(1, CHOICE_WORDS + 1):
+                span = tokens[i : i + n]
+                after = tokens[i + n].lower() if i + n < len(tokens) else None
+                if len(span) < n or not _phrase_shape(span, before, after):
+                    continue
+                phrase = " ".join(span)
+                if phrase.lower() in seen:
+                    continue
+                seen.add(phrase.lower())
+                if parse_aspect(phrase, text, others, topic, construction)[1] is None:
+                    found.append(phrase)
+    return found[:MAX_CHOICES]
+
+
+def _phrase_shape(span: list[str], before: str | None, after: str | None) -> bool:
+    """True when `span` (between the words `before` and `after` of its clause) may be a noun
+    phrase (`aspect_choices`)."""
+    low = [w.lower() for w in span]
+    if not (content_words(span[0]) or low[0] in DETERMINERS) or not content_words(span[-1]):
+        return False
+    if set(low) & LIST_WORDS or set(low[1:]) & DETERMINERS or low[0].endswith("ly"):
+        return False
+    if low[0] in ("a", "an"):  # "apart from a member": the article the phrase has is "the"
+        return False
+    # a verb's form ("collaborated with", "failed to gain", "living in") opens a phrase only
+    # after an article, a possessive or a preposition ("the proposed merger", "of boiling water")
+    verb_like = len(low[0]) > 4 and low[0].endswith(("ed", "ing"))
+    if (verb_like and before is not None and before not in LEAD_INS) or before == "to":
+        return False  # after "to": an infinitive ("to gain ground") more often than not
+    if low[-1].endswith("ly"):
+        return False
+    return after is None or not content_words(after)
+
+
+def _choice_format(choices: list[str]) -> dict:
+    """The reply's JSON schema (as response_format): one of `choices`."""
+    schema = {"type": "string", "enum": choices}
+    return {"type": "json_schema", "json_schema": {"name": "aspect", "schema": schema}}
+
+
+def _chosen(reply: str | None, enum: bool) -> str | None:
+    """The phrase of a reply (a JSON string where it was chosen from an enum)."""
+    if not enum or reply is None:
+        return reply
+    try:
+        value = json.loads(reply)
+    except ValueError:
+        return reply
+    return value if isinstance(value, str) else None
+
+
+def _times(text: str, word: str) -> int:
+    """How often `text` writes `word` (its content word, by its stem)."""
+    stem = next(iter(stems(word)))
+    return sum(w[:STEM_LETTERS] == stem for w in content_words(text))
 
 
 def _clause(phrase: str) -> bool:
@@ -250,35 +421,44 @@ def _base(word: str) -> str:
 def story_kinds(
     candidates: pd.DataFrame,
     llm: LLMClient,
-    topic_prompt: Prompt,
+    topic_prompt: Prompt | None,
     aspect_prompt: Prompt,
     settings: GenerationSettings,
     template: str,
     model: str,
+    construction: str = STORY,
 ) -> pd.DataFrame:
-    """The kinds table of story groups (DISJUNCTIVE_SCHEMA): per group its topic (kind and
-    kind_singular), the disjunctive question (`template`, "What is known about {topic}?"), the
-    paragraphs with an aspect of their own, one per distinct aspect (members, subjects: the
-    aspects); a group with fewer than two is dropped (fewer_than_two_aspects). Which members
-    are about the story, the judge reads next (`filtering.verify_story_members`)."""
+    """The kinds table of story groups and their kin (DISJUNCTIVE_SCHEMA, `construction`): per
+    group its topic (kind and kind_singular; named with `topic_prompt`, or for a page its
+    title, `page_topic`), the disjunctive question (`template`, "What is known about
+    {topic}?"), the paragraphs with an aspect of their own, one per distinct aspect (members,
+    subjects: the aspects); a group with fewer than two is dropped (fewer_than_two_aspects).
+    Which members are about the story, the judge reads next
+    (`filtering.verify_story_members`)."""
     groups = {disjunctive_qid(int(g)): frame for g, frame in candidates.groupby("group", sort=True)}
-    topics = ask_until_valid(
-        llm,
-        list(groups),
-        lambda qid, attempt: ChatRequest(
-            f"topic|{qid}",
-            topic_prompt.messages(
-                items=numbered_items(
-                    [None] * len(groups[qid]), list(groups[qid]["text"]), ITEM_WORDS
-                )
+    if topic_prompt is None:  # a page: its title
+        topics = {qid: Answer(*page_topic(frame["title"].iloc[0], list(frame["text"])), 0)
+                  for qid, frame in groups.items()}  # fmt: skip
+    else:
+        topics = ask_until_valid(
+            llm,
+            list(groups),
+            lambda qid, attempt: ChatRequest(
+                f"topic|{qid}",
+                topic_prompt.messages(
+                    items=numbered_items(
+                        [None] * len(groups[qid]), list(groups[qid]["text"]), ITEM_WORDS
+                    )
+                ),
+                seed=settings.seed + attempt,
+                max_tokens=TOPIC_MAX_TOKENS,
+                temperature=0.0 if attempt == 0 else None,
+            ),  # fmt: skip
+            lambda qid, result: parse_topic(
+                result.content, list(groups[qid]["text"]), construction
             ),
-            seed=settings.seed + attempt,
-            max_tokens=TOPIC_MAX_TOKENS,
-            temperature=0.0 if attempt == 0 else None,
-        ),  # fmt: skip
-        lambda qid, result: parse_topic(result.content, list(groups[qid]["text"])),
-        settings.retries,
-    )
+            settings.retries,
+        )
     asks = {}  # (qid, slot) -> (text, the group's other texts, topic)
     for qid, frame in groups.items():
         topic = topics[qid].value
@@ -286,6 +466,11 @@ def story_kinds(
             texts = dict(zip(frame["slot"].astype(int), frame["text"], strict=True))
             asks |= {(qid, s): (t, [o for k, o in texts.items() if k != s], topic)
                      for s, t in texts.items()}  # fmt: skip
+    # a topic's or page's aspect is chosen among the phrases its passage allows (a JSON enum):
+    # a small model asked to copy a phrase paraphrases it as often as not
+    choices = {key: aspect_choices(*ask, construction) for key, ask in asks.items()
+               if construction != STORY}  # fmt: skip
+    asks = {key: ask for key, ask in asks.items() if construction == STORY or choices[key]}
     aspects = ask_until_valid(
         llm,
         list(asks),
@@ -297,8 +482,11 @@ def story_kinds(
             seed=settings.seed + attempt,
             max_tokens=ASPECT_MAX_TOKENS,
             temperature=0.0 if attempt == 0 else None,
+            response_format=_choice_format(choices[key]) if key in choices else None,
         ),
-        lambda key, result: parse_aspect(result.content, *asks[key]),
+        lambda key, result: parse_aspect(
+            _chosen(result.content, key in choices), *asks[key], construction
+        ),  # fmt: skip
         settings.retries,
     )
     rows = []
@@ -325,9 +513,9 @@ def story_kinds(
              "qid": qid, "question": None if reason else question,
              "source": None if reason else "template", "status": "dropped" if reason else "ok",
              "reason": reason, "attempts": topics[qid].attempts,
-             "prompt_hash": topic_prompt.hash, "model": model, "kind": topic,
+             "prompt_hash": (topic_prompt or aspect_prompt).hash, "model": model, "kind": topic,
              "kind_singular": topic, "members": members, "sorts": [""] * len(members),
-             "places": [""] * len(members), "subjects": named, "construction": STORY}
+             "places": [""] * len(members), "subjects": named, "construction": construction}
         )  # fmt: skip
     log.info(
         "stories: %d of %d groups have a topic and two aspects or more (%s); %d of %d "

@@ -24,19 +24,21 @@ def member_judge_params():
     }
 
 
-def story_params(wildcards):
-    """A corpus grouped by document asks about each window's story (stories.py): the prompts
-    and the disjunctive template of story groups; None for grouping by cluster (kinds).
-    """
-    if corpus_entry(wildcards)["grouping"] != "document":
-        return None
-    # each job gets its own prompts: changing one reruns only the jobs that use it
+def topical_params(wildcards):
+    """The prompts and disjunctive template of each construction of stories.py (story, topic,
+    page): which one a group gets is read from the data in the candidates job, so every job
+    carries all three (each job only those of its own step)."""
     if wildcards.kind == "simple":
-        return {"question": prompt_params("story")}
+        return {
+            c: {"question": prompt_params(p[2])} for c, p in TOPICAL_PROMPTS.items()
+        }
     return {
-        "topic": prompt_params("topic"),
-        "aspect": prompt_params("aspect"),
-        "template": TEMPLATES["story_disjunctive"],
+        c: {
+            "topic": prompt_params(p[0]) if p[0] else None,
+            "aspect": prompt_params(p[1]),
+            "template": TEMPLATES[f"{c}_disjunctive"],
+        }
+        for c, p in TOPICAL_PROMPTS.items()
     }
 
 
