@@ -73,9 +73,9 @@ def test_closest_takes_the_tightest_set_not_a_hub():
 def test_closest_draw_picks_each_clusters_most_alike_passages():
     rng = np.random.default_rng(0)
     vectors = {pid: rng.normal(size=8) for pid in GROUPS["pid"]}
-    # cluster 3 (8 passages): p5, p6 and p7 nearly the same vector
+    # cluster 3 (8 passages): p5, p6 and p7 alike (not near-duplicates: those are one passage)
     for pid in ("c3-p5", "c3-p6", "c3-p7"):
-        vectors[pid] = np.ones(8) + 0.01 * rng.normal(size=8)
+        vectors[pid] = np.ones(8) + 0.3 * rng.normal(size=8)
 
     def vectors_of(pids):
         return np.stack([vectors[pid] for pid in pids])
@@ -107,7 +107,7 @@ def test_skip_loosest_leaves_out_the_least_cohesive_clusters_and_keeps_growth_st
     vectors = {}
     for pid, cluster in zip(GROUPS["pid"], GROUPS["cluster"], strict=True):
         centre = np.eye(12)[cluster]
-        spread = 1.0 if cluster in loose else 0.01
+        spread = 1.0 if cluster in loose else 0.15  # alike, not near-duplicates
         vectors[pid] = centre + spread * rng.normal(size=12)
 
     def vectors_of(pids):

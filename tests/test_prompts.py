@@ -21,13 +21,15 @@ def test_both_sets_are_complete_and_use_only_known_placeholders():
         assert set(prompts) == {*FIELDS, "modes"}
         assert set(prompts["modes"]) == set(MODES)
     templates = resolve_templates()
+    topical = {f"{c}_{t}" for c in ("story", "topic", "page")
+               for t in ("disjunctive", "and", "or", "not")}  # fmt: skip
     assert set(templates) == {"disjunctive", "membership", "named", "and", "or", "or_place",
-                              "not", "story_disjunctive", "about", "story_and", "story_or",
-                              "story_not"}  # fmt: skip
+                              "not", "about", *topical}  # fmt: skip
     # AND, OR (of sorts and of places) and NOT are lists of forms, one drawn per question (and
-    # so are a story's AND, OR and NOT)
+    # so are a story's, a topic's and a page's AND, OR and NOT)
     assert all(isinstance(templates[t], list) and len(templates[t]) >= 2
-               for t in (*COMPOSED, "or_place", "story_and", "story_or", "story_not"))  # fmt: skip
+               for t in (*COMPOSED, "or_place", *(t for t in topical
+                                                  if not t.endswith("disjunctive"))))  # fmt: skip
 
 
 def test_the_small_set_renders_templates_and_the_paper_set_has_the_llm_rewrite_them():

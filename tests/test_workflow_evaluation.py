@@ -438,7 +438,8 @@ def test_the_report_holds_tables_figures_accounting_and_config(evaluated):
     table3 = Tables(by_name["tables/table3.html"][1].decode()).tables[0]
     assert table3[1][0] == "tiny-st" and len(table3) == 5
     table1 = Tables(by_name["tables/table1.html"][1].decode()).tables[0]
-    assert [row[0] for row in table1[1:]] == ["ALL", "AND", "OR", "NOT"]
+    # the types, then the run's constructions (this corpus: groups of a kind)
+    assert [row[0] for row in table1[1:]] == ["ALL", "AND", "OR", "NOT", "ALL kind"]
 
     # LLM accounting: the total row sums every LLM job's requests.
     jobs = list(flow.path(f"{base}/llm_accounting").glob("*.json"))
