@@ -109,7 +109,7 @@ def distinct(pids: list[str], vectors_of: Callable[[list[str]], np.ndarray]) -> 
     similarity = unit @ unit.T
     kept: list[int] = []
     for i in range(len(pids)):
-        if all(similarity[i, j] < DUPLICATE_COSINE for j in kept):
+        if not kept or similarity[i, kept].max() < DUPLICATE_COSINE:
             kept.append(i)
     return [pids[i] for i in kept]
 
