@@ -24,11 +24,12 @@ construction in resources/prompts.yaml):
   paper's BQ-MARCO: "What causes upper abdomen pain but is unrelated to the liver?"); the
   topic is named by the LLM as a story's is;
 - page: a window of one encyclopedia page (the paper's BQ-NQ): the topic is the page's title,
-  no LLM call, each passage's aspect a part of its subject ("What is known about the chipset
-  of the Atari Jaguar?").
+  no LLM call, each passage's aspect a part of its subject ("Regarding the Atari Jaguar, what
+  is known about the chipset?").
 Beside a story's rules, an aspect of a topic or page may not name the topic again ("the Atari
-Jaguar's chipset" of the Atari Jaguar: "about the Atari Jaguar's chipset of the Atari
-Jaguar").
+Jaguar's chipset" of the Atari Jaguar), and it is chosen by the LLM among its passage's own
+phrases of a noun phrase's shape (`aspect_choices`, a JSON enum): asked to copy one, a small
+model paraphrases it as often as not.
 """
 
 from __future__ import annotations
